@@ -1,0 +1,101 @@
+/**
+ * The server under test runs as its own process, so its CPU and memory are measured from
+ * /proc (utime+stime include every thread of the process: uWS, piscina workers, GC).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+export type ServerKind = 'gasoline' | 'ceiling';
+
+export interface ServerProc {
+  kind: ServerKind;
+  port: number;
+  pid: number;
+  child: ChildProcess;
+  stderr: () => string;
+  stop: () => Promise<number | null>;
+}
+
+export interface SpawnOptions {
+  kind: ServerKind;
+  port: number;
+  threads?: number;
+  /** ceiling only */
+  seqOffset?: number;
+  startTimeoutMs?: number;
+}
+
+export async function startServer(o: SpawnOptions): Promise<ServerProc> {
+  const args =
+    o.kind === 'gasoline'
+      ? [join(ROOT, 'bin/gasoline'), '--server', '--port', String(o.port)]
+      : [join(ROOT, 'dist/bench/load/ceiling-server.js'), '--port', String(o.port), ...(o.seqOffset !== undefined ? ['--seq-offset', String(o.seqOffset)] : [])];
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    GASOLINE_LOG_LEVEL: 'warn',
+    GASOLINE_STATE_DIR: mkdtempSync(join(tmpdir(), 'gasoline-bench-')),
+  };
+  if (o.threads !== undefined) env.GASOLINE_THREADS = String(o.threads);
+  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  child.stderr!.setEncoding('utf8');
+  child.stderr!.on('data', (d: string) => {
+    err = (err + d).slice(-8000);
+  });
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${o.kind} did not say "listening" within ${o.startTimeoutMs ?? 20_000} ms; stderr:\n${err}`)), o.startTimeoutMs ?? 20_000);
+    const onData = (): void => {
+      if (/listening/i.test(err)) {
+        clearTimeout(timer);
+        child.stderr!.off('data', onData);
+        resolve();
+      }
+    };
+    child.stderr!.on('data', onData);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`${o.kind} exited with ${code} before listening; stderr:\n${err.trim()}`));
+    });
+  });
+  const stop = async (): Promise<number | null> => {
+    if (child.exitCode !== null) return child.exitCode;
+    child.kill('SIGTERM');
+    const t = setTimeout(() => child.kill('SIGKILL'), 8000);
+    const code = await exited;
+    clearTimeout(t);
+    return code;
+  };
+  return { kind: o.kind, port: o.port, pid: child.pid!, child, stderr: () => err, stop };
+}
+
+const CLK_TCK = 100;
+
+/** CPU seconds (user + system, all threads) the process has used so far. */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // fields after the parenthesised command name; utime and stime are fields 14 and 15
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(rest[11]) + Number(rest[12])) / CLK_TCK;
+}
+
+/** Peak resident set (VmHWM) in MB. */
+export function peakRssMb(pid: number): number {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Math.round(Number(m[1]) / 1024) : NaN;
+}
+
+export async function getHealth(port: number): Promise<Record<string, unknown>> {
+  const r = await fetch(`http://127.0.0.1:${port}/health`);
+  return (await r.json()) as Record<string, unknown>;
+}
+
+export function freePortFrom(base: number): number {
+  // ports are picked per profile by the caller; distinct bases avoid TIME_WAIT clashes
+  return base + (process.pid % 200);
+}

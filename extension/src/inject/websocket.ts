@@ -1,0 +1,84 @@
+/**
+ * The page's WebSockets → ws_events. The constructor is replaced by a subclass (instanceof,
+ * constants and prototype stay the page's), and `send` is wrapped on the original prototype, which
+ * is also how sockets created before the hook was installed get adopted: the first time one sends.
+ */
+import { cfg, emit } from './channel.js';
+import { isServerUrl } from './network.js';
+import { absoluteUrl, guard, now } from './util.js';
+import type { Json } from '../shared/protocol.js';
+
+const MAX_TRACKED = 20;
+const MAX_DATA = 4 * 1024;
+
+interface Tracked {
+  id: string;
+  url: string;
+}
+
+const tracked = new WeakMap<WebSocket, Tracked | null>();
+let live = 0;
+let nextId = 1;
+export let untrackedSockets = 0;
+
+function describe(data: unknown): { data: string; size: number; truncated?: boolean } {
+  if (typeof data === 'string') {
+    return data.length > MAX_DATA ? { data: data.slice(0, MAX_DATA), size: data.length, truncated: true } : { data, size: data.length };
+  }
+  const size = data instanceof Blob ? data.size : data instanceof ArrayBuffer || ArrayBuffer.isView(data) ? data.byteLength : 0;
+  return { data: `[Binary: ${size} bytes]`, size };
+}
+
+function track(ws: WebSocket, url: string): Tracked | null {
+  const known = tracked.get(ws);
+  if (known !== undefined) return known;
+  const abs = absoluteUrl(url);
+  // The cap bounds our listeners and records on pages that churn sockets; null = seen, not tracked.
+  if (live >= MAX_TRACKED || isServerUrl(abs.replace(/^ws/, 'http'))) {
+    tracked.set(ws, null);
+    untrackedSockets++;
+    return null;
+  }
+  const t: Tracked = { id: `ws-${nextId++}-${Math.random().toString(36).slice(2, 8)}`, url: abs };
+  tracked.set(ws, t);
+  live++;
+  const rec = (extra: Record<string, Json>): void => {
+    if (cfg.on && cfg.ws) emit('ws_events', { ts: now(), id: t.id, url: t.url, ...extra });
+  };
+  ws.addEventListener('open', () => guard(() => rec({ event: 'open' })));
+  ws.addEventListener('message', (e) => guard(() => rec({ event: 'message', direction: 'incoming', ...describe((e as MessageEvent).data) })));
+  ws.addEventListener('error', () => guard(() => rec({ event: 'error' })));
+  ws.addEventListener('close', (e) =>
+    guard(() => {
+      live--;
+      rec({ event: 'close', code: e.code, reason: e.reason.slice(0, 256) });
+    }),
+  );
+  // An adopted socket is already open: say so, so the connection has a start.
+  if (ws.readyState === WebSocket.OPEN) rec({ event: 'open', adopted: true });
+  return t;
+}
+
+export function installWebSocket(): void {
+  const Original = window.WebSocket;
+  if (typeof Original !== 'function') return;
+  const proto = Original.prototype;
+  const send = proto.send;
+  proto.send = function (this: WebSocket, data: string | ArrayBufferLike | Blob | ArrayBufferView): void {
+    if (cfg.on && cfg.ws) {
+      guard(() => {
+        const t = track(this, this.url);
+        if (t) emit('ws_events', { ts: now(), id: t.id, url: t.url, event: 'message', direction: 'outgoing', ...describe(data) });
+      });
+    }
+    return send.call(this, data);
+  };
+
+  const Wrapped = class WebSocket extends Original {
+    constructor(url: string | URL, protocols?: string | string[]) {
+      super(url, protocols);
+      if (cfg.on && cfg.ws) guard(() => track(this, this.url));
+    }
+  };
+  Object.defineProperty(window, 'WebSocket', { value: Wrapped, writable: true, configurable: true, enumerable: false });
+}

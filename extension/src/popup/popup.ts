@@ -1,0 +1,88 @@
+/** The toolbar popup: connection state and counters, tab tracking, capture toggles. */
+import { normalizeSettings, type PopupStatus, type Settings } from '../shared/settings.js';
+import type { ToWorker } from '../shared/protocol.js';
+
+const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
+const TOGGLES = ['capture_websockets', 'capture_bodies', 'allow_agent_control'] as const;
+const STATE_TEXT: Record<string, string> = {
+  connected: 'connected',
+  connecting: 'connecting…',
+  handshake: 'connecting…',
+  backoff: 'server not reachable',
+  stopped: 'stopped',
+};
+
+let tabId: number | undefined;
+
+function ask(m: ToWorker): Promise<PopupStatus> {
+  return chrome.runtime.sendMessage(m) as Promise<PopupStatus>;
+}
+
+async function saveSettings(patch: Partial<Settings>): Promise<void> {
+  const cur = normalizeSettings((await chrome.storage.local.get('settings')).settings);
+  await chrome.storage.local.set({ settings: { ...cur, ...patch } });
+}
+
+function render(s: PopupStatus): void {
+  const st = s.transport.state;
+  $('dot').className = `dot ${st.kind}`;
+  $('state').textContent = STATE_TEXT[st.kind] ?? st.kind;
+  $('server').textContent = `${s.transport.url}${st.kind === 'connected' ? ` · server ${st.server_version}` : ''}`;
+  $('error').textContent = st.kind === 'backoff' ? `${st.last_error}; retrying in ${Math.max(0, Math.round((st.retry_at - Date.now()) / 1000))} s — is \`gasoline\` running on this port?` : '';
+
+  const track = $<HTMLInputElement>('track-tab');
+  track.disabled = !s.tab || s.tracking.mode === 'all';
+  track.checked = Boolean(s.tab?.tracked);
+  $('track-reason').textContent = s.tab ? s.tab.reason : 'no tab';
+
+  for (const k of TOGGLES) $<HTMLInputElement>(k).checked = s.settings[k];
+  const port = $<HTMLInputElement>('server_port');
+  if (document.activeElement !== port) port.value = String(s.settings.server_port);
+
+  const c = s.transport.counters;
+  const rows: Array<[string, number]> = [
+    ['records sent and stored', c.records_accepted],
+    ['rejected by server', c.records_rejected],
+    ['dropped in extension', c.records_dropped],
+    ['waiting to send', s.transport.pending_records],
+    ['batches awaiting ack', s.transport.unacked_batches],
+  ];
+  const dl = $('counters');
+  dl.replaceChildren(
+    ...rows.flatMap(([k, v]) => {
+      const dt = document.createElement('dt');
+      dt.textContent = k;
+      const dd = document.createElement('dd');
+      dd.textContent = String(v);
+      return [dt, dd];
+    }),
+  );
+}
+
+async function refresh(): Promise<void> {
+  try {
+    render(await ask({ t: 'status', ...(tabId !== undefined ? { tab_id: tabId } : {}) }));
+  } catch (e) {
+    $('state').textContent = `extension error: ${String(e)}`;
+  }
+}
+
+async function main(): Promise<void> {
+  const [tab] = await chrome.tabs.query({ active: true, currentWindow: true });
+  tabId = tab?.id;
+  $<HTMLInputElement>('track-tab').addEventListener('change', async (e) => {
+    if (tabId === undefined) return;
+    render(await ask({ t: 'set_tab_tracked', tab_id: tabId, on: (e.target as HTMLInputElement).checked }));
+  });
+  for (const k of TOGGLES) {
+    $<HTMLInputElement>(k).addEventListener('change', (e) => void saveSettings({ [k]: (e.target as HTMLInputElement).checked }).then(refresh));
+  }
+  $<HTMLInputElement>('server_port').addEventListener('change', (e) => {
+    const port = Number((e.target as HTMLInputElement).value);
+    if (Number.isInteger(port) && port > 0 && port < 65536) void saveSettings({ server_port: port }).then(refresh);
+  });
+  await refresh();
+  setInterval(() => void refresh(), 1000);
+}
+
+void main();

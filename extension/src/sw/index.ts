@@ -1,0 +1,209 @@
+/**
+ * The service worker: owns the connection to the server, decides which tabs are tracked, takes
+ * records from content scripts and hands them to the transport, answers the popup, and
+ * dispatches server commands. MV3 may stop it whenever it is idle for 30 s, so every listener is
+ * registered synchronously at the top level and waits for `ready`; the keepalive ping keeps it
+ * running while connected, and an alarm (only while disconnected) wakes it to retry.
+ */
+import { CommandRegistry } from './commands.js';
+import { Tracking } from './tracking.js';
+import { Transport, type SocketLike } from './transport.js';
+import { DEFAULT_SETTINGS, normalizeSettings, type FileConfig, type PopupStatus, type Settings } from '../shared/settings.js';
+import type { CaptureConfig, CaptureReply, RecordsByKind, ToWorker } from '../shared/protocol.js';
+
+declare const __GASOLINE_VERSION__: string;
+
+const SETTINGS_KEY = 'settings';
+const WAKE_ALARM = 'gasoline.wake';
+/** a fresh session per worker lifetime: what the old worker had unacked died with it */
+const SESSION = crypto.randomUUID();
+
+const tracking = new Tracking();
+export const commands = new CommandRegistry();
+let fileCfg: FileConfig = {};
+let settings: Settings = { ...DEFAULT_SETTINGS };
+let transport: Transport | null = null;
+const recentChunks = new Set<string>();
+
+const ready = init();
+
+async function init(): Promise<void> {
+  fileCfg = await loadFileConfig();
+  const stored = (await chrome.storage.local.get(SETTINGS_KEY))[SETTINGS_KEY];
+  settings = normalizeSettings(stored ?? presetSettings());
+  tracking.trackAll = fileCfg.trackAll === true;
+  await tracking.load();
+  startTransport();
+}
+
+async function loadFileConfig(): Promise<FileConfig> {
+  try {
+    const res = await fetch(chrome.runtime.getURL('config.json'));
+    if (!res.ok) return {};
+    const c = (await res.json()) as unknown;
+    return c && typeof c === 'object' ? (c as FileConfig) : {};
+  } catch {
+    // no config.json: the normal, installed case
+    return {};
+  }
+}
+
+function presetSettings(): Partial<Settings> {
+  const p: Partial<Settings> = {};
+  if (typeof fileCfg.captureBodies === 'boolean') p.capture_bodies = fileCfg.captureBodies;
+  if (typeof fileCfg.captureWebSockets === 'boolean') p.capture_websockets = fileCfg.captureWebSockets;
+  return p;
+}
+
+function serverPort(): number {
+  return fileCfg.port ?? settings.server_port;
+}
+
+function startTransport(): void {
+  transport?.stop();
+  let lastKind = '';
+  const t = new Transport({
+    url: `ws://127.0.0.1:${serverPort()}/ws`,
+    version: __GASOLINE_VERSION__,
+    session: SESSION,
+    createSocket: (url) => new WebSocket(url) as unknown as SocketLike,
+    keepaliveMs: fileCfg.keepaliveMs ?? 20_000,
+    onStatus: (s) => {
+      if (s.state.kind === lastKind) return;
+      lastKind = s.state.kind;
+      const up = s.state.kind === 'connected';
+      // While disconnected, an alarm brings a stopped worker back to retry. While connected the
+      // keepalive does that job, and an alarm would keep an idle worker alive by itself.
+      if (up) void chrome.alarms.clear(WAKE_ALARM);
+      else {
+        void chrome.alarms.get(WAKE_ALARM).then(async (a) => {
+          if (!a) await chrome.alarms.create(WAKE_ALARM, { periodInMinutes: 0.5 });
+        });
+      }
+      void chrome.action.setBadgeText({ text: up ? '' : '!' }).catch(() => undefined);
+      void chrome.action.setBadgeBackgroundColor({ color: '#c0392b' }).catch(() => undefined);
+    },
+    onCommand: (cmd) => {
+      void commands.dispatch(cmd).then((r) => t.send(r));
+    },
+  });
+  transport = t;
+  t.start();
+}
+
+function captureConfig(tabId: number | undefined): CaptureConfig {
+  return {
+    t: 'config',
+    on: tracking.isTracked(tabId),
+    ws: settings.capture_websockets,
+    bodies: settings.capture_bodies,
+    server_port: serverPort(),
+    body_budget_ms: fileCfg.bodyBudgetMs ?? 5,
+    perf_delay_ms: fileCfg.perfDelayMs ?? 2000,
+  };
+}
+
+async function broadcastConfig(): Promise<void> {
+  const tabs = await chrome.tabs.query({});
+  for (const tab of tabs) {
+    if (tab.id === undefined) continue;
+    chrome.tabs.sendMessage(tab.id, captureConfig(tab.id)).catch(() => undefined);
+  }
+}
+
+function intake(tabId: number | undefined, m: Extract<ToWorker, { t: 'capture' }>): CaptureReply {
+  const tracked = tracking.isTracked(tabId);
+  if (!tracked) return { ok: true, tracked };
+  // A content script retries when our reply is lost in a restart; take each chunk once.
+  if (recentChunks.has(m.id)) return { ok: true, tracked };
+  recentChunks.add(m.id);
+  if (recentChunks.size > 2000) recentChunks.delete(recentChunks.values().next().value as string);
+  transport?.add(tabId, m.page_url, m.records as RecordsByKind);
+  return { ok: true, tracked };
+}
+
+async function popupStatus(tabId: number | undefined): Promise<PopupStatus> {
+  return {
+    settings,
+    tab: tabId === undefined ? null : { id: tabId, tracked: tracking.isTracked(tabId), reason: tracking.reason(tabId) },
+    tracking: { mode: tracking.mode, chosen: tracking.chosenCount() },
+    transport: transport!.status(),
+  };
+}
+
+async function handle(m: ToWorker, sender: chrome.runtime.MessageSender): Promise<unknown> {
+  await ready;
+  switch (m.t) {
+    case 'page_hello':
+      return captureConfig(sender.tab?.id);
+    case 'capture':
+      return intake(sender.tab?.id, m);
+    case 'status':
+      return popupStatus(m.tab_id);
+    case 'set_tab_tracked':
+      tracking.choose(m.tab_id, m.on);
+      await broadcastConfig();
+      return popupStatus(m.tab_id);
+    default:
+      return { error: `unknown message ${(m as { t?: unknown }).t as string}` };
+  }
+}
+
+chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
+  handle(msg as ToWorker, sender).then(sendResponse, (e: unknown) => sendResponse({ error: String(e) }));
+  return true;
+});
+
+chrome.storage.onChanged.addListener((changes, area) => {
+  if (area !== 'local' || !changes[SETTINGS_KEY]) return;
+  void ready.then(async () => {
+    const before = serverPort();
+    settings = normalizeSettings(changes[SETTINGS_KEY]!.newValue);
+    if (serverPort() !== before) startTransport();
+    await broadcastConfig();
+  });
+});
+
+chrome.tabs.onActivated.addListener(({ tabId }) => {
+  void ready.then(async () => {
+    if (tracking.setActive(tabId)) await broadcastConfig();
+  });
+});
+
+chrome.windows.onFocusChanged.addListener((windowId) => {
+  // WINDOW_ID_NONE: focus went to another app (the IDE); keep following the last tab.
+  if (windowId === chrome.windows.WINDOW_ID_NONE) return;
+  void ready.then(async () => {
+    const [tab] = await chrome.tabs.query({ active: true, windowId });
+    if (tab?.id !== undefined && tracking.setActive(tab.id)) await broadcastConfig();
+  });
+});
+
+chrome.tabs.onRemoved.addListener((tabId) => {
+  void ready.then(() => tracking.forget(tabId));
+});
+
+chrome.alarms.onAlarm.addListener((a) => {
+  if (a.name === WAKE_ALARM) void ready.then(() => transport?.poke());
+});
+
+chrome.runtime.onStartup.addListener(() => void ready);
+
+chrome.runtime.onInstalled.addListener(() => {
+  // Tabs that were open before install/update have no content scripts; give them ours.
+  void ready.then(async () => {
+    const tabs = await chrome.tabs.query({ url: ['http://*/*', 'https://*/*'] });
+    for (const tab of tabs) {
+      if (tab.id === undefined) continue;
+      const target = { tabId: tab.id, allFrames: true };
+      try {
+        await chrome.scripting.executeScript({ target, files: ['inject.js'], world: 'MAIN' });
+        await chrome.scripting.executeScript({ target, files: ['content.js'] });
+      } catch {
+        // chrome:// pages, the web store, or a tab that went away
+      }
+    }
+  });
+});
+
+commands.register('extension_status', async () => popupStatus(undefined));

@@ -1,0 +1,189 @@
+/**
+ * One schema holds every option and its default. Configuration is validated once at startup:
+ * every problem is reported in one error, then the result is frozen.
+ * Precedence: defaults < --config FILE < GASOLINE_* environment < command-line flags.
+ */
+import { availableParallelism } from 'node:os';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { EXTENSION_ORIGIN } from './domain/extension-id.js';
+
+const MiB = 1024 * 1024;
+const KiB = 1024;
+
+const ringBytes = (def: number) => z.number().int().min(64 * KiB).max(4096 * MiB).default(def);
+
+export const RingsSchema = z
+  .object({
+    logs: ringBytes(48 * MiB),
+    network: ringBytes(48 * MiB),
+    network_bodies: ringBytes(96 * MiB),
+    ws_events: ringBytes(32 * MiB),
+    actions: ringBytes(16 * MiB),
+    perf: ringBytes(4 * MiB),
+    ext_logs: ringBytes(4 * MiB),
+  })
+  .strict()
+  .describe('ring capacity in bytes per telemetry kind; the oldest records are overwritten when full');
+
+export const LimitsSchema = z
+  .object({
+    max_frame: z.number().int().min(1024).max(64 * MiB).default(1 * MiB),
+    max_events_per_batch: z.number().int().min(1).max(100_000).default(1000),
+    max_http_body: z.number().int().min(1024).max(64 * MiB).default(8 * MiB),
+    max_ci_body: z.number().int().min(1024).max(16 * MiB).default(1 * MiB),
+    hello_timeout_ms: z.number().int().min(100).max(60_000).default(5000),
+    max_connections: z.number().int().min(1).max(10_000).default(1024),
+    max_sessions: z.number().int().min(1).max(100_000).default(4096),
+    max_depth: z.number().int().min(4).max(256).default(32),
+    max_elements: z.number().int().min(16).max(10_000_000).default(500_000),
+    max_errors_per_ack: z.number().int().min(0).max(1000).default(20),
+    ws_max_backpressure: z.number().int().min(64 * KiB).max(256 * MiB).default(4 * MiB),
+    idle_timeout_s: z.number().int().min(0).max(3600).default(120),
+    /** how long startup waits for a port still held by a previous run's closed connections */
+    rebind_wait_ms: z.number().int().min(0).max(300_000).default(65_000),
+  })
+  .strict();
+
+export const PoolSchema = z
+  .object({
+    threads: z.number().int().min(1).max(64).default(Math.max(1, availableParallelism() - 1)),
+    /** tasks a worker holds at once, so it never idles while main prepares the next one */
+    concurrent_tasks_per_worker: z.number().int().min(1).max(64).default(2),
+    /** frames (or HTTP bodies) combined into one piscina task */
+    max_items_per_task: z.number().int().min(1).max(10_000).default(64),
+    max_bytes_per_task: z.number().int().min(1024).max(256 * MiB).default(2 * MiB),
+    /** shared input arena: the edge copies each frame here exactly once */
+    input_bytes: z.number().int().min(256 * KiB).max(1024 * MiB).default(64 * MiB),
+    /** admission control: queued bytes above this are refused (nack / 503) before workers saturate */
+    shed_queue_bytes: z.number().int().min(64 * KiB).max(1024 * MiB).default(16 * MiB),
+    retry_after_ms: z.number().int().min(1).max(60_000).default(250),
+    /** synthetic batches each worker processes before the port opens (JIT warm-up) */
+    warmup_batches: z.number().int().min(0).max(100_000).default(200),
+    shutdown_drain_ms: z.number().int().min(0).max(60_000).default(5000),
+  })
+  .strict();
+
+export const ConfigSchema = z
+  .object({
+    port: z.number().int().min(0).max(65535).default(7890),
+    mode: z.enum(['embedded', 'server']).default('embedded'),
+    state_dir: z.string().min(1).default(defaultStateDir()),
+    allowed_origins: z.array(z.string().min(1)).default([EXTENSION_ORIGIN]),
+    rings: RingsSchema.default(RingsSchema.parse({})),
+    limits: LimitsSchema.default(LimitsSchema.parse({})),
+    pool: PoolSchema.default(PoolSchema.parse({})),
+    log_level: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  })
+  .strict();
+
+export type Config = z.infer<typeof ConfigSchema>;
+export type ConfigInput = z.input<typeof ConfigSchema>;
+
+export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.GASOLINE_STATE_DIR) return env.GASOLINE_STATE_DIR;
+  if (env.XDG_STATE_HOME) return join(env.XDG_STATE_HOME, 'gasoline');
+  return join(homedir(), '.gasoline');
+}
+
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+type Json = Record<string, unknown>;
+
+function deepMerge(base: Json, over: Json): Json {
+  const out: Json = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    const b = out[k];
+    out[k] =
+      v && typeof v === 'object' && !Array.isArray(v) && b && typeof b === 'object' && !Array.isArray(b)
+        ? deepMerge(b as Json, v as Json)
+        : v;
+  }
+  return out;
+}
+
+/** Environment variables: GASOLINE_PORT, GASOLINE_SERVER, GASOLINE_STATE_DIR, GASOLINE_CONFIG, GASOLINE_THREADS, GASOLINE_LOG_LEVEL, GASOLINE_ALLOWED_ORIGINS (comma-separated). */
+export function envOverrides(env: NodeJS.ProcessEnv, problems: string[]): Json {
+  const out: Json = {};
+  const num = (name: string): number | undefined => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return undefined;
+    const n = Number(raw);
+    if (!Number.isFinite(n)) {
+      problems.push(`${name}: expected a number, got ${JSON.stringify(raw)}`);
+      return undefined;
+    }
+    return n;
+  };
+  const port = num('GASOLINE_PORT');
+  if (port !== undefined) out.port = port;
+  const server = env.GASOLINE_SERVER;
+  if (server !== undefined && server !== '') {
+    if (/^(1|true|yes)$/i.test(server)) out.mode = 'server';
+    else if (!/^(0|false|no)$/i.test(server)) problems.push(`GASOLINE_SERVER: expected true/false, got ${JSON.stringify(server)}`);
+  }
+  if (env.GASOLINE_STATE_DIR) out.state_dir = env.GASOLINE_STATE_DIR;
+  const threads = num('GASOLINE_THREADS');
+  if (threads !== undefined) out.pool = { threads };
+  if (env.GASOLINE_LOG_LEVEL) out.log_level = env.GASOLINE_LOG_LEVEL;
+  if (env.GASOLINE_ALLOWED_ORIGINS) out.allowed_origins = env.GASOLINE_ALLOWED_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean);
+  return out;
+}
+
+export interface ConfigSources {
+  /** parsed command-line flags, already in schema shape */
+  flags?: Json;
+  env?: NodeJS.ProcessEnv;
+  /** path of a JSON config file (flag --config or GASOLINE_CONFIG) */
+  file?: string | undefined;
+}
+
+/** Loads, validates (collecting every problem) and freezes the configuration. Throws ConfigError. */
+export function loadConfig(sources: ConfigSources = {}): Readonly<Config> {
+  const env = sources.env ?? process.env;
+  const problems: string[] = [];
+  let fromFile: Json = {};
+  const file = sources.file ?? env.GASOLINE_CONFIG;
+  if (file) {
+    try {
+      const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
+      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) problems.push(`${file}: top level must be a JSON object`);
+      else fromFile = parsed as Json;
+    } catch (e) {
+      problems.push(`${file}: ${(e as Error).message}`);
+    }
+  }
+  const fromEnv = envOverrides(env, problems);
+  const merged = deepMerge(deepMerge(fromFile, fromEnv), sources.flags ?? {});
+  if (merged.state_dir === undefined) merged.state_dir = defaultStateDir(env);
+  const result = ConfigSchema.safeParse(merged);
+  if (!result.success) {
+    for (const issue of result.error.issues) {
+      const path = issue.path.length ? issue.path.join('.') : '(root)';
+      problems.push(`${path}: ${issue.message}`);
+    }
+  }
+  if (problems.length || !result.success) throw new ConfigError(problems);
+  return deepFreeze(result.data);
+}
+
+function deepFreeze<T>(o: T): Readonly<T> {
+  if (o && typeof o === 'object') {
+    for (const v of Object.values(o)) deepFreeze(v);
+    Object.freeze(o);
+  }
+  return o;
+}
+
+export function totalRingBytes(c: Pick<Config, 'rings'>): number {
+  return Object.values(c.rings).reduce((a, b) => a + b, 0);
+}

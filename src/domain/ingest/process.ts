@@ -1,0 +1,142 @@
+/**
+ * The worker's core as pure functions: a decoded batch (or an HTTP body) → validated,
+ * redacted, normalized records ready for the rings, plus per-record errors and counts.
+ * A bad record is rejected with its index and reason; the good ones of the same batch go on.
+ */
+import { kindId, type Kind } from '../kinds.js';
+import { HTTP_BODY_KEYS, BATCH_ARRAYS, RECORD_SCHEMAS, type BatchArray, type BatchFrame } from '../wire/schemas.js';
+import { normalizeRecord, toEpochMs } from '../wire/normalize.js';
+import { FREE_TEXT_FIELDS, type Redactor } from './redactor.js';
+import type { ErrorCode } from '../../errors.js';
+import type { StagedRecord } from '../../shm/index.js';
+
+export interface IngestLimits {
+  max_events_per_batch: number;
+  max_errors_per_ack: number;
+}
+
+export interface IngestContext {
+  recvTime: number;
+  redactor: Redactor;
+  limits: IngestLimits;
+}
+
+export interface RecordError {
+  index: number;
+  kind: string;
+  code: string;
+  message: string;
+}
+
+export interface IngestOutput {
+  records: StagedRecord[];
+  /** per kind id */
+  received: number[];
+  rejected: number[];
+  redactionFailed: number[];
+  errors: RecordError[];
+}
+
+const KIND_OF: Record<BatchArray, Kind> = {
+  logs: 'logs',
+  network: 'network',
+  network_bodies: 'network_bodies',
+  ws_events: 'ws_events',
+  actions: 'actions',
+  perf: 'perf',
+  ext_logs: 'ext_logs',
+};
+
+/** Fields where the batch's page_url fills in a missing page address. */
+const PAGE_FIELD: Partial<Record<BatchArray, string>> = { logs: 'url', network: 'page_url', actions: 'url', ext_logs: 'url' };
+
+function emptyOutput(): IngestOutput {
+  const z = () => BATCH_ARRAYS.map(() => 0);
+  return { records: [], received: z(), rejected: z(), redactionFailed: z(), errors: [] };
+}
+
+export function processBatchFrame(frame: BatchFrame, ctx: IngestContext): IngestOutput {
+  const out = emptyOutput();
+  let total = 0;
+  for (const k of BATCH_ARRAYS) total += frame[k]?.length ?? 0;
+  const tooMany = total > ctx.limits.max_events_per_batch;
+  const tab = frame.tab_id ?? -1;
+  for (const k of BATCH_ARRAYS) {
+    const arr = frame[k];
+    if (!arr || arr.length === 0) continue;
+    if (tooMany) {
+      // Refused whole but acknowledged (not nacked): resending it would never help.
+      const id = kindId(KIND_OF[k]);
+      out.received[id]! += arr.length;
+      out.rejected[id]! += arr.length;
+      pushError(out, ctx, { index: -1, kind: k, code: 'too_many_events', message: `batch holds ${total} events; max_events_per_batch is ${ctx.limits.max_events_per_batch}` });
+      continue;
+    }
+    processArray(k, arr, tab, frame.page_url, ctx, out);
+  }
+  return out;
+}
+
+export type HttpRoute = keyof typeof HTTP_BODY_KEYS;
+
+export type HttpIngestResult = ({ ok: true } & IngestOutput) | { ok: false; code: ErrorCode; message: string };
+
+export function processHttpBody(route: HttpRoute, body: Uint8Array, ctx: IngestContext): HttpIngestResult {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
+  } catch (e) {
+    return { ok: false, code: 'bad_json', message: `body is not valid JSON: ${(e as Error).message}` };
+  }
+  const [key, kind] = HTTP_BODY_KEYS[route];
+  const arr = parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>)[key] : undefined;
+  if (!Array.isArray(arr)) return { ok: false, code: 'invalid_body', message: `expected {"${key}": [...]} for ${route}` };
+  if (arr.length > ctx.limits.max_events_per_batch) {
+    return { ok: false, code: 'too_many_events', message: `${arr.length} entries; at most ${ctx.limits.max_events_per_batch} per request` };
+  }
+  const out = emptyOutput();
+  processArray(kind, arr, -1, undefined, ctx, out);
+  return { ok: true, ...out };
+}
+
+function processArray(k: BatchArray, arr: unknown[], tab: number, pageUrl: string | undefined, ctx: IngestContext, out: IngestOutput): void {
+  const kind = KIND_OF[k];
+  const id = kindId(kind);
+  const schema = RECORD_SCHEMAS[k];
+  const pageField = PAGE_FIELD[k];
+  out.received[id]! += arr.length;
+  for (let i = 0; i < arr.length; i++) {
+    const parsed = schema.safeParse(arr[i]);
+    if (!parsed.success) {
+      out.rejected[id]!++;
+      const issue = parsed.error.issues[0]!;
+      pushError(out, ctx, { index: i, kind: k, code: 'invalid_record', message: `${issue.path.join('.') || '(record)'}: ${issue.message}` });
+      continue;
+    }
+    const rec = parsed.data as Record<string, unknown>;
+    const clientTime = toEpochMs(rec.ts as number | string);
+    if (Number.isNaN(clientTime)) {
+      out.rejected[id]!++;
+      pushError(out, ctx, { index: i, kind: k, code: 'invalid_record', message: `ts: ${JSON.stringify(rec.ts)} is neither epoch ms nor ISO 8601` });
+      continue;
+    }
+    rec.ts = clientTime;
+    if (pageField && pageUrl !== undefined && rec[pageField] === undefined) rec[pageField] = pageUrl;
+    let safe = rec;
+    try {
+      safe = ctx.redactor.redactRecord(kind, rec);
+    } catch {
+      // Fail closed: nothing unredacted is stored; the record keeps its metadata only.
+      for (const f of FREE_TEXT_FIELDS) delete rec[f];
+      rec.redaction_failed = true;
+      out.redactionFailed[id]!++;
+      safe = rec;
+    }
+    normalizeRecord(k, safe);
+    out.records.push({ kind: id, clientTime, tab, payload: Buffer.from(JSON.stringify(safe), 'utf8') });
+  }
+}
+
+function pushError(out: IngestOutput, ctx: IngestContext, e: RecordError): void {
+  if (out.errors.length < ctx.limits.max_errors_per_ack) out.errors.push(e);
+}

@@ -1,0 +1,46 @@
+/**
+ * bytes → validated client frame, or a specific error code. Never throws.
+ * Order: pre-scan (refuses hostile shapes before any allocation) → msgpackr decode (native addon;
+ * it cannot read SharedArrayBuffer views, so the frame is copied out of the arena first) →
+ * top level must be a map → known `t` → frame schema (record arrays are validated later, one by
+ * one).
+ */
+import { Unpackr } from 'msgpackr';
+import type { ErrorCode } from '../../errors.js';
+import { prescanMsgpack, type PrescanLimits } from './prescan.js';
+import { BatchFrameSchema, CLIENT_FRAME_TYPES, ClientFrameSchema, type ClientFrame } from './schemas.js';
+
+export type DecodeResult = { ok: true; frame: ClientFrame } | { ok: false; code: ErrorCode; message: string };
+
+const unpackr = new Unpackr({ useRecords: true, mapsAsObjects: true, int64AsType: 'number' });
+
+export function decodeFrame(bytes: Uint8Array, limits: PrescanLimits): DecodeResult {
+  const scan = prescanMsgpack(bytes, limits);
+  if (!scan.ok) return { ok: false, code: scan.code, message: scan.message };
+  let value: unknown;
+  try {
+    const own = bytes.buffer instanceof SharedArrayBuffer ? copyOut(bytes) : bytes;
+    value = unpackr.unpack(own);
+  } catch (e) {
+    return { ok: false, code: 'msgpack_invalid', message: `msgpack decode failed: ${(e as Error).message}` };
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || value instanceof Uint8Array) {
+    return { ok: false, code: 'not_a_map', message: `top level is ${Array.isArray(value) ? 'an array' : value === null ? 'nil' : typeof value}, expected a map` };
+  }
+  const t = (value as { t?: unknown }).t;
+  if (typeof t !== 'string' || !CLIENT_FRAME_TYPES.has(t)) {
+    return { ok: false, code: 'unknown_frame_type', message: `unknown frame type t=${JSON.stringify(t)?.slice(0, 40) ?? 'undefined'}` };
+  }
+  const parsed = (t === 'batch' ? BatchFrameSchema : ClientFrameSchema).safeParse(value);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0]!;
+    return { ok: false, code: 'invalid_frame', message: `${t}.${first.path.join('.') || '(frame)'}: ${first.message}` };
+  }
+  return { ok: true, frame: parsed.data as ClientFrame };
+}
+
+function copyOut(view: Uint8Array): Uint8Array {
+  const out = Buffer.allocUnsafe(view.byteLength);
+  out.set(view);
+  return out;
+}

@@ -1,0 +1,107 @@
+/**
+ * After validation and redaction: one time form, and the truncation limits of PROTOCOL.md §2,
+ * enforced whatever the producer did. A value cut by a limit is marked `*_truncated: true`.
+ * Redaction always runs before this: a secret cut in half would survive as its first half.
+ */
+import type { BatchArray } from './schemas.js';
+
+/** Every truncation limit, in UTF-16 code units (what JS strings measure). */
+export const LIMITS = {
+  message: 16 * 1024,
+  stack: 16 * 1024,
+  url: 8 * 1024,
+  arg: 10 * 1024,
+  response: 5 * 1024,
+  request_body: 8 * 1024,
+  response_body: 16 * 1024,
+  ws_data: 4 * 1024,
+  header_value: 4 * 1024,
+  error: 4 * 1024,
+  value: 1024,
+  args: 100,
+} as const;
+
+/** ISO-8601 string or epoch ms → epoch ms; NaN when unparseable. */
+export function toEpochMs(ts: number | string): number {
+  if (typeof ts === 'number') return ts;
+  const t = Date.parse(ts);
+  return t;
+}
+
+/** Cuts a string without splitting a surrogate pair. */
+export function cut(s: string, max: number): string {
+  if (s.length <= max) return s;
+  let end = max;
+  const c = s.charCodeAt(end - 1);
+  if (c >= 0xd800 && c <= 0xdbff) end--;
+  return s.slice(0, end);
+}
+
+type Rec = Record<string, unknown>;
+
+function cutField(r: Rec, field: string, max: number, flag?: string): void {
+  const v = r[field];
+  if (typeof v === 'string' && v.length > max) {
+    r[field] = cut(v, max);
+    if (flag) r[flag] = true;
+  }
+}
+
+function cutHeaders(r: Rec, field: string): void {
+  const h = r[field] as Record<string, string> | undefined;
+  if (!h) return;
+  for (const k of Object.keys(h)) if (h[k]!.length > LIMITS.header_value) h[k] = cut(h[k]!, LIMITS.header_value);
+}
+
+export function normalizeRecord(kind: BatchArray, r: Rec): void {
+  for (const f of ['url', 'page_url', 'request_url', 'from_url', 'to_url', 'source', 'filename']) cutField(r, f, LIMITS.url);
+  cutField(r, 'error', LIMITS.error);
+  switch (kind) {
+    case 'logs':
+    case 'ext_logs': {
+      cutField(r, 'message', LIMITS.message, 'message_truncated');
+      cutField(r, 'stack', LIMITS.stack, 'stack_truncated');
+      cutField(r, 'response', LIMITS.response, 'response_truncated');
+      cutHeaders(r, 'headers');
+      const args = r.args as unknown[] | undefined;
+      if (args) {
+        let truncated = args.length > LIMITS.args;
+        const out = truncated ? args.slice(0, LIMITS.args) : args;
+        for (let i = 0; i < out.length; i++) {
+          const a = out[i];
+          // Only values that can be long are measured; numbers, booleans and short strings pass.
+          if (typeof a === 'string') {
+            if (a.length > LIMITS.arg) {
+              out[i] = cut(a, LIMITS.arg);
+              truncated = true;
+            }
+          } else if (a !== null && typeof a === 'object') {
+            const json = JSON.stringify(a);
+            if (json.length > LIMITS.arg) {
+              out[i] = `${cut(json, LIMITS.arg)}…`;
+              truncated = true;
+            }
+          }
+        }
+        r.args = out;
+        if (truncated) r.args_truncated = true;
+      }
+      return;
+    }
+    case 'network_bodies':
+      cutField(r, 'request_body', LIMITS.request_body, 'request_truncated');
+      cutField(r, 'response_body', LIMITS.response_body, 'response_truncated');
+      cutHeaders(r, 'request_headers');
+      cutHeaders(r, 'response_headers');
+      return;
+    case 'ws_events':
+      cutField(r, 'data', LIMITS.ws_data, 'truncated');
+      return;
+    case 'actions':
+      cutField(r, 'value', LIMITS.value, 'value_truncated');
+      return;
+    case 'network':
+    case 'perf':
+      return;
+  }
+}

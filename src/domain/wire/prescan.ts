@@ -1,0 +1,284 @@
+/**
+ * Pre-scan of a msgpack frame before anything decodes it. Decoders trust declared lengths and
+ * recurse; page content is hostile. One iterative pass (an explicit stack, so 100 000-deep
+ * nesting is refused, not a stack overflow) checks that every declared length fits, that the
+ * elements still owed can never exceed the bytes left (each needs at least one byte — this is
+ * what refuses "nested array16 headers each declaring 65535" after two headers), the total of
+ * declared elements, the depth, UTF-8 of every string, and exactly one top-level item.
+ *
+ * It understands msgpackr's record extension, which producers use (`useRecords`): a definition
+ * `d4 72 <id>` (or `d5 72 <id> <high>` for two-byte ids) is followed by an array of key strings
+ * and then one value per key; later records are a byte 0x40–0x7f naming the structure (plus a
+ * high byte for two-byte structures) followed by the values. Such a byte with no structure
+ * defined is an ordinary fixint.
+ */
+import { isUtf8 } from 'node:buffer';
+import type { ErrorCode } from '../../errors.js';
+
+export interface PrescanLimits {
+  maxDepth: number;
+  maxElements: number;
+}
+
+export type PrescanResult = { ok: true } | { ok: false; code: ErrorCode; message: string; offset: number };
+
+const EXT_RECORD = 0x72;
+const EXT_TIMESTAMP = 0xff; // -1
+
+class Fail {
+  constructor(
+    readonly code: ErrorCode,
+    readonly message: string,
+    readonly offset: number,
+  ) {}
+}
+
+export function prescanMsgpack(b: Uint8Array, limits: PrescanLimits): PrescanResult {
+  try {
+    scan(b, limits);
+    return { ok: true };
+  } catch (e) {
+    if (e instanceof Fail) return { ok: false, code: e.code, message: e.message, offset: e.offset };
+    return { ok: false, code: 'msgpack_invalid', message: String(e), offset: -1 };
+  }
+}
+
+function scan(b: Uint8Array, limits: PrescanLimits): void {
+  const n = b.length;
+  if (n === 0) throw new Fail('msgpack_truncated', 'empty frame', 0);
+  // remaining[i] = items still owed by the container at depth i; remaining[0] is the top level
+  const remaining: number[] = [1];
+  let need = 1; // sum of remaining: each owed item needs at least one byte
+  let total = 0;
+  let pos = 0;
+  // Mirrors msgpackr's structure table: slot[id] holds the values count of the structure a byte
+  // 0x40|id names (-1 none); `second[id]` = that slot was defined by a two-byte definition with
+  // high byte 0, so a reference reads one more byte choosing among two-byte ids (kept in `two`,
+  // keyed the way msgpackr keys them: negative below 32).
+  const slot = new Int32Array(64).fill(-1);
+  const second = new Uint8Array(64);
+  let two: Map<number, number> | undefined;
+  const twoKey = (id: number, high: number): number => (id < 32 ? -(id + (high << 5)) : id + (high << 5));
+
+  const truncated = (what: string): Fail => new Fail('msgpack_truncated', `frame ends inside ${what}`, pos);
+  const u8 = (): number => {
+    if (pos >= n) throw truncated('a header');
+    return b[pos++]!;
+  };
+  const u16 = (): number => {
+    if (pos + 2 > n) throw truncated('a header');
+    const v = (b[pos]! << 8) | b[pos + 1]!;
+    pos += 2;
+    return v;
+  };
+  const u32 = (): number => {
+    if (pos + 4 > n) throw truncated('a header');
+    const v = b[pos]! * 0x1000000 + ((b[pos + 1]! << 16) | (b[pos + 2]! << 8) | b[pos + 3]!);
+    pos += 4;
+    return v;
+  };
+  const skip = (len: number, what: string): void => {
+    if (len > n - pos) throw new Fail(len > n ? 'msgpack_bad_length' : 'msgpack_truncated', `${what} declares ${len} bytes, ${n - pos} remain`, pos);
+    pos += len;
+  };
+  const str = (len: number): void => {
+    const start = pos;
+    skip(len, 'a string');
+    if (!utf8(b, start, pos)) throw new Fail('invalid_utf8', `string at offset ${start} is not valid UTF-8`, start);
+  };
+  const open = (count: number, what: string): void => {
+    if (count === 0) return;
+    need += count;
+    if (need > n - pos) throw new Fail('msgpack_bad_length', `${what} declares ${count} elements; ${n - pos} bytes remain for ${need} owed items`, pos);
+    total += count;
+    if (total > limits.maxElements) throw new Fail('msgpack_too_many_elements', `more than ${limits.maxElements} elements declared`, pos);
+    if (remaining.length > limits.maxDepth) throw new Fail('msgpack_too_deep', `nesting deeper than ${limits.maxDepth}`, pos);
+    remaining.push(count);
+  };
+  const keysArray = (): number => {
+    // a record definition's keys: an array of strings, read in place (it is not a value)
+    const t = u8();
+    let k: number;
+    if (t >= 0x90 && t <= 0x9f) k = t & 0x0f;
+    else if (t === 0xdc) k = u16();
+    else if (t === 0xdd) k = u32();
+    else throw new Fail('msgpack_invalid', 'record definition without a key array', pos - 1);
+    if (k > n - pos) throw new Fail('msgpack_bad_length', `record definition declares ${k} keys`, pos);
+    for (let i = 0; i < k; i++) {
+      const s = u8();
+      if (s >= 0xa0 && s <= 0xbf) str(s & 0x1f);
+      else if (s === 0xd9) str(u8());
+      else if (s === 0xda) str(u16());
+      else if (s === 0xdb) str(u32());
+      else throw new Fail('msgpack_invalid', 'record key is not a string', pos - 1);
+    }
+    return k;
+  };
+  const ext = (type: number, len: number): void => {
+    const typeByte = type & 0xff;
+    if (typeByte === EXT_TIMESTAMP && (len === 4 || len === 8 || len === 12)) return skip(len, 'a timestamp');
+    throw new Fail('msgpack_invalid', `unsupported msgpack extension type ${typeByte > 127 ? typeByte - 256 : typeByte}`, pos);
+  };
+
+  while (remaining.length > 0) {
+    const top = remaining.length - 1;
+    if (remaining[top] === 0) {
+      remaining.pop();
+      continue;
+    }
+    remaining[top]!--;
+    need--;
+    const t = u8();
+    if (t <= 0x7f) {
+      if (t >= 0x40) {
+        const id = t & 0x3f;
+        const k = slot[id]!;
+        if (k >= 0) {
+          if (second[id] === 0) {
+            open(k, 'a record');
+            continue;
+          }
+          const high = u8();
+          const k2 = high === 0 ? k : two?.get(twoKey(id, high));
+          if (k2 === undefined) throw new Fail('msgpack_invalid', `record id ${id}/${high} is not defined`, pos - 1);
+          open(k2, 'a record');
+        }
+      }
+      continue; // fixint
+    }
+    if (t <= 0x8f) {
+      open((t & 0x0f) * 2, 'a map');
+      continue;
+    }
+    if (t <= 0x9f) {
+      open(t & 0x0f, 'an array');
+      continue;
+    }
+    if (t <= 0xbf) {
+      str(t & 0x1f);
+      continue;
+    }
+    if (t >= 0xe0) continue; // negative fixint
+    switch (t) {
+      case 0xc0:
+      case 0xc2:
+      case 0xc3:
+        continue;
+      case 0xc1:
+        throw new Fail('msgpack_invalid', 'byte 0xc1 is never used in msgpack', pos - 1);
+      case 0xc4:
+        skip(u8(), 'a bin');
+        continue;
+      case 0xc5:
+        skip(u16(), 'a bin');
+        continue;
+      case 0xc6:
+        skip(u32(), 'a bin');
+        continue;
+      case 0xc7: {
+        const len = u8();
+        ext(u8(), len);
+        continue;
+      }
+      case 0xc8: {
+        const len = u16();
+        ext(u8(), len);
+        continue;
+      }
+      case 0xc9: {
+        const len = u32();
+        ext(u8(), len);
+        continue;
+      }
+      case 0xca:
+        skip(4, 'a float32');
+        continue;
+      case 0xcb:
+        skip(8, 'a float64');
+        continue;
+      case 0xcc:
+      case 0xd0:
+        skip(1, 'an int');
+        continue;
+      case 0xcd:
+      case 0xd1:
+        skip(2, 'an int');
+        continue;
+      case 0xce:
+      case 0xd2:
+        skip(4, 'an int');
+        continue;
+      case 0xcf:
+      case 0xd3:
+        skip(8, 'an int');
+        continue;
+      case 0xd4: {
+        const type = u8();
+        if (type === EXT_RECORD) {
+          const id = u8() & 0x3f;
+          const k = keysArray();
+          slot[id] = k;
+          second[id] = 0;
+          open(k, 'a record');
+          continue;
+        }
+        ext(type, 1);
+        continue;
+      }
+      case 0xd5: {
+        const type = u8();
+        if (type === EXT_RECORD) {
+          const id = u8() & 0x3f;
+          const high = u8();
+          const k = keysArray();
+          if (high === 0) {
+            slot[id] = k;
+            second[id] = 1;
+          } else (two ??= new Map()).set(twoKey(id, high), k);
+          open(k, 'a record');
+          continue;
+        }
+        ext(type, 2);
+        continue;
+      }
+      case 0xd6:
+        ext(u8(), 4);
+        continue;
+      case 0xd7:
+        ext(u8(), 8);
+        continue;
+      case 0xd8:
+        ext(u8(), 16);
+        continue;
+      case 0xd9:
+        str(u8());
+        continue;
+      case 0xda:
+        str(u16());
+        continue;
+      case 0xdb:
+        str(u32());
+        continue;
+      case 0xdc:
+        open(u16(), 'an array16');
+        continue;
+      case 0xdd:
+        open(u32(), 'an array32');
+        continue;
+      case 0xde:
+        open(u16() * 2, 'a map16');
+        continue;
+      case 0xdf:
+        open(u32() * 2, 'a map32');
+        continue;
+    }
+  }
+  if (pos !== n) throw new Fail('msgpack_invalid', `${n - pos} bytes after the top-level item`, pos);
+}
+
+/** ASCII fast path in JS; the native check only for strings that need it. */
+function utf8(b: Uint8Array, start: number, end: number): boolean {
+  if (end - start > 64) return isUtf8(b.subarray(start, end));
+  for (let i = start; i < end; i++) if (b[i]! >= 0x80) return isUtf8(b.subarray(start, end));
+  return true;
+}

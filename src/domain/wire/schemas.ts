@@ -1,0 +1,192 @@
+/**
+ * PROTOCOL.md v1 as zod schemas; the TypeScript types are z.infer of them.
+ * Frames are validated without their record arrays (each record is validated on its own, so one
+ * bad record does not reject its batch). Unknown fields are stripped, not rejected: producers
+ * may be newer than we are. Hard caps here refuse abuse; truncation limits live in normalize.ts.
+ */
+import { z } from 'zod';
+
+const HARD_STRING = 1024 * 1024; // a single string above this is abuse, not data to truncate
+const str = (max = HARD_STRING) => z.string().max(max);
+const int = () => z.number().int().min(-(2 ** 53)).max(2 ** 53);
+const num = () => z.number().finite();
+const ts = z.union([num(), z.string().max(64)]);
+const headers = z.record(z.string().max(1024), z.string().max(64 * 1024));
+
+// ---------------------------------------------------------------- frames (client → server)
+
+export const HelloFrameSchema = z.object({
+  t: z.literal('hello'),
+  v: int(),
+  client: str(64),
+  version: str(64),
+  session: z.string().min(1).max(128),
+  last_acked_seq: int().min(-1).optional(),
+  token: str(1024).optional(),
+});
+
+export const BATCH_ARRAYS = ['logs', 'network', 'network_bodies', 'ws_events', 'actions', 'perf', 'ext_logs'] as const;
+export type BatchArray = (typeof BATCH_ARRAYS)[number];
+
+const records = z.array(z.unknown()).optional();
+
+export const BatchFrameSchema = z.object({
+  t: z.literal('batch'),
+  seq: int().min(0),
+  sent_at: num(),
+  tab_id: int().optional(),
+  page_url: str(8192).optional(),
+  logs: records,
+  network: records,
+  network_bodies: records,
+  ws_events: records,
+  actions: records,
+  perf: records,
+  ext_logs: records,
+});
+
+export const PingFrameSchema = z.object({ t: z.literal('ping'), ts: num() });
+export const PongFrameSchema = z.object({ t: z.literal('pong'), ts: num() });
+export const ResultFrameSchema = z.object({
+  t: z.literal('result'),
+  id: z.string().min(1).max(128),
+  status: z.enum(['complete', 'error', 'timeout']),
+  result: z.unknown().optional(),
+  error: z.unknown().optional(),
+});
+
+export const ClientFrameSchema = z.discriminatedUnion('t', [HelloFrameSchema, BatchFrameSchema, PingFrameSchema, PongFrameSchema, ResultFrameSchema]);
+
+export type HelloFrame = z.infer<typeof HelloFrameSchema>;
+export type BatchFrame = z.infer<typeof BatchFrameSchema>;
+export type ClientFrame = z.infer<typeof ClientFrameSchema>;
+export const CLIENT_FRAME_TYPES = new Set(['hello', 'batch', 'ping', 'pong', 'result']);
+
+// ---------------------------------------------------------------- records (PROTOCOL.md §2)
+
+export const LogRecordSchema = z.object({
+  ts,
+  level: z.enum(['debug', 'log', 'info', 'warn', 'error']),
+  type: z.enum(['console', 'exception', 'network']),
+  message: str(),
+  args: z.array(z.unknown()).max(1000).optional(),
+  url: str().optional(),
+  source: str().optional(),
+  stack: str().optional(),
+  filename: str().optional(),
+  lineno: int().optional(),
+  colno: int().optional(),
+  method: str(32).optional(),
+  request_url: str().optional(),
+  status: int().optional(),
+  status_text: str(1024).optional(),
+  duration: num().optional(),
+  response: str().optional(),
+  error: str().optional(),
+  headers: headers.optional(),
+  args_truncated: z.boolean().optional(),
+  response_truncated: z.boolean().optional(),
+});
+
+export const NetworkRecordSchema = z.object({
+  ts,
+  method: str(32),
+  url: str(),
+  status: int(),
+  duration: num(),
+  initiator_type: str(64).optional(),
+  transfer_size: num().optional(),
+  encoded_body_size: num().optional(),
+  decoded_body_size: num().optional(),
+  page_url: str().optional(),
+  error: str().optional(),
+});
+
+export const NetworkBodyRecordSchema = z.object({
+  ts,
+  method: str(32),
+  url: str(),
+  status: int(),
+  content_type: str(1024).optional(),
+  duration: num().optional(),
+  request_headers: headers.optional(),
+  response_headers: headers.optional(),
+  request_body: str().optional(),
+  response_body: str().optional(),
+  request_truncated: z.boolean().optional(),
+  response_truncated: z.boolean().optional(),
+});
+
+export const WsEventRecordSchema = z.object({
+  ts,
+  event: z.enum(['open', 'message', 'close', 'error']),
+  id: z.string().min(1).max(256),
+  url: str().optional(),
+  direction: z.enum(['incoming', 'outgoing']).optional(),
+  data: str().optional(),
+  size: num().optional(),
+  code: int().optional(),
+  reason: str(4096).optional(),
+  truncated: z.boolean().optional(),
+  adopted: z.boolean().optional(),
+});
+
+export const ActionRecordSchema = z.object({
+  ts,
+  type: z.enum(['click', 'input', 'keypress', 'navigate', 'scroll', 'select', 'submit']),
+  url: str().optional(),
+  selectors: z
+    .object({
+      test_id: str(1024).optional(),
+      aria_label: str(1024).optional(),
+      role: str(128).optional(),
+      id: str(1024).optional(),
+      text: str(4096).optional(),
+      css_path: str(4096).optional(),
+    })
+    .optional(),
+  value: str().optional(),
+  key: str(64).optional(),
+  from_url: str().optional(),
+  to_url: str().optional(),
+  scroll_y: num().optional(),
+  source: z.enum(['user', 'agent']).optional(),
+});
+
+const metric = num().nullable().optional();
+export const PerfRecordSchema = z.object({
+  ts,
+  url: str(),
+  timing: z.object({ ttfb: metric, fcp: metric, lcp: metric, cls: metric, inp: metric, dom_content_loaded: metric, load: metric }),
+  long_tasks: z.object({ count: num(), total_blocking_time: num(), longest: num() }).optional(),
+  resources: z.object({ count: num(), transfer_size: num() }).optional(),
+});
+
+export const RECORD_SCHEMAS = {
+  logs: LogRecordSchema,
+  network: NetworkRecordSchema,
+  network_bodies: NetworkBodyRecordSchema,
+  ws_events: WsEventRecordSchema,
+  actions: ActionRecordSchema,
+  perf: PerfRecordSchema,
+  ext_logs: LogRecordSchema,
+} as const satisfies Record<BatchArray, z.ZodType>;
+
+export type LogRecord = z.infer<typeof LogRecordSchema>;
+export type NetworkRecord = z.infer<typeof NetworkRecordSchema>;
+export type NetworkBodyRecord = z.infer<typeof NetworkBodyRecordSchema>;
+export type WsEventRecord = z.infer<typeof WsEventRecordSchema>;
+export type ActionRecord = z.infer<typeof ActionRecordSchema>;
+export type PerfRecord = z.infer<typeof PerfRecordSchema>;
+
+// ---------------------------------------------------------------- HTTP bodies (PROTOCOL.md §3)
+
+/** route → (body key, batch array) */
+export const HTTP_BODY_KEYS = {
+  '/logs': ['entries', 'logs'],
+  '/network': ['entries', 'network'],
+  '/network-bodies': ['bodies', 'network_bodies'],
+  '/websocket-events': ['events', 'ws_events'],
+  '/enhanced-actions': ['actions', 'actions'],
+  '/performance-snapshots': ['snapshots', 'perf'],
+} as const satisfies Record<string, readonly [string, BatchArray]>;

@@ -1,0 +1,80 @@
+/**
+ * The one error catalog. Every error that crosses a boundary has a stable string code;
+ * each boundary maps the code once (WebSocket close code, HTTP status, MCP isError text).
+ * test/unit/errors.test.ts keeps this table and the docs in sync.
+ */
+export interface ErrorSpec {
+  /** HTTP status when the error ends an HTTP request. */
+  readonly http: number;
+  /** WebSocket close code when the error ends a connection; 0 = the connection stays open. */
+  readonly wsClose: number;
+  readonly summary: string;
+}
+
+export const ERRORS = {
+  // --- edge / handshake
+  host_refused: { http: 403, wsClose: 0, summary: 'Host header is not a loopback name with our port' },
+  origin_refused: { http: 403, wsClose: 0, summary: 'Origin is not in the allowlist' },
+  not_found: { http: 404, wsClose: 0, summary: 'no such route' },
+  method_not_allowed: { http: 405, wsClose: 0, summary: 'method not allowed on this route' },
+  too_many_connections: { http: 503, wsClose: 1013, summary: 'connection limit reached' },
+  shutting_down: { http: 503, wsClose: 1001, summary: 'server is shutting down' },
+  // --- frames
+  text_frame: { http: 400, wsClose: 1003, summary: 'text frames are not accepted; send binary msgpack' },
+  frame_too_large: { http: 413, wsClose: 1009, summary: 'frame larger than max_frame' },
+  hello_timeout: { http: 400, wsClose: 1008, summary: 'no hello within the deadline' },
+  hello_required: { http: 400, wsClose: 1008, summary: 'the first frame must be hello' },
+  duplicate_hello: { http: 400, wsClose: 0, summary: 'hello was already received on this connection' },
+  unsupported_version: { http: 400, wsClose: 1008, summary: 'protocol version not supported' },
+  msgpack_invalid: { http: 400, wsClose: 0, summary: 'bytes are not valid msgpack' },
+  msgpack_truncated: { http: 400, wsClose: 0, summary: 'msgpack ends before its declared content' },
+  msgpack_too_deep: { http: 400, wsClose: 0, summary: 'msgpack nesting deeper than allowed' },
+  msgpack_too_many_elements: { http: 400, wsClose: 0, summary: 'msgpack declares more elements than allowed' },
+  msgpack_bad_length: { http: 400, wsClose: 0, summary: 'msgpack declares a length beyond the frame' },
+  invalid_utf8: { http: 400, wsClose: 0, summary: 'string is not valid UTF-8' },
+  not_a_map: { http: 400, wsClose: 0, summary: 'top level is not a map' },
+  unknown_frame_type: { http: 400, wsClose: 0, summary: 'unknown frame type t' },
+  invalid_frame: { http: 400, wsClose: 0, summary: 'frame fields are invalid' },
+  too_many_events: { http: 400, wsClose: 0, summary: 'batch holds more events than max_events_per_batch' },
+  out_of_order: { http: 400, wsClose: 0, summary: 'batch seq is ahead of the next expected seq' },
+  // --- records
+  invalid_record: { http: 400, wsClose: 0, summary: 'record does not match its schema' },
+  record_too_large: { http: 413, wsClose: 0, summary: 'record larger than its ring' },
+  // --- HTTP bodies
+  body_too_large: { http: 413, wsClose: 0, summary: 'request body larger than the limit' },
+  bad_json: { http: 400, wsClose: 0, summary: 'request body is not valid JSON' },
+  bad_content_type: { http: 415, wsClose: 0, summary: 'content type must be application/json' },
+  invalid_body: { http: 400, wsClose: 0, summary: 'request body does not match the route schema' },
+  // --- capacity
+  overloaded: { http: 503, wsClose: 0, summary: 'server is overloaded; retry after the delay' },
+  input_full: { http: 503, wsClose: 1013, summary: 'ingest input buffer is full' },
+  poison: { http: 500, wsClose: 0, summary: 'batch crashed a worker twice and was discarded' },
+  internal: { http: 500, wsClose: 1011, summary: 'internal error' },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export class GasolineError extends Error {
+  readonly code: ErrorCode;
+  readonly detail: Record<string, unknown> | undefined;
+  constructor(code: ErrorCode, message?: string, detail?: Record<string, unknown>) {
+    super(message ?? ERRORS[code].summary);
+    this.name = 'GasolineError';
+    this.code = code;
+    this.detail = detail;
+  }
+  get http(): number {
+    return ERRORS[this.code].http;
+  }
+  get wsClose(): number {
+    return ERRORS[this.code].wsClose;
+  }
+}
+
+export function gasolineError(code: ErrorCode, message?: string, detail?: Record<string, unknown>): GasolineError {
+  return new GasolineError(code, message, detail);
+}
+
+export function isErrorCode(s: string): s is ErrorCode {
+  return Object.prototype.hasOwnProperty.call(ERRORS, s);
+}

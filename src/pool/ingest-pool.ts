@@ -1,0 +1,130 @@
+/**
+ * The piscina wrapper: a fixed-size pool (minThreads === maxThreads) of ingest workers, the
+ * shared input arena and item slots they read, the micro-batching dispatcher in front of it,
+ * warm-up before the port opens, crash recovery, and close.
+ */
+import { fileURLToPath } from 'node:url';
+import { existsSync } from 'node:fs';
+import { Piscina } from 'piscina';
+import type { Config } from '../config.js';
+import { log } from '../log.js';
+import type { StoreBuffers, StoreReader } from '../shm/index.js';
+import { Dispatcher, type TaskRunner } from './dispatcher.js';
+import { InputArena } from './input-arena.js';
+import { allocateSlots, SlotAllocator, SlotView } from './item-slots.js';
+import type { IngestResult, ItemResult, TaskItem, WarmupResult, WorkerInit, WorkerTask } from './messages.js';
+
+export function workerFile(): string {
+  // src/pool/ingest-pool.ts runs as dist/src/pool/ingest-pool.js; the worker is dist/workers/ingest.js
+  const url = new URL('../../workers/ingest.js', import.meta.url);
+  const file = fileURLToPath(url);
+  if (existsSync(file)) return file;
+  // under vitest the source tree runs directly; the compiled worker is in dist/
+  return fileURLToPath(new URL('../../dist/workers/ingest.js', import.meta.url));
+}
+
+export interface IngestPoolOptions {
+  config: Readonly<Config>;
+  store: StoreBuffers;
+  reader: StoreReader;
+  faultInjection?: boolean;
+}
+
+export class IngestPool implements TaskRunner {
+  readonly arena: InputArena;
+  readonly slots: SlotView;
+  readonly slotAlloc: SlotAllocator;
+  readonly dispatcher: Dispatcher;
+  private readonly piscina: Piscina<WorkerTask, IngestResult | WarmupResult>;
+  private readonly shedBytes: number;
+  private closed = false;
+  crashes = 0;
+
+  constructor(private readonly o: IngestPoolOptions) {
+    const p = o.config.pool;
+    this.arena = new InputArena(p.input_bytes);
+    const slotCount = Math.max(1024, p.threads * p.concurrent_tasks_per_worker * p.max_items_per_task * 8);
+    const slotBuf = allocateSlots(slotCount);
+    this.slots = new SlotView(slotBuf);
+    this.slotAlloc = new SlotAllocator(this.slots);
+    this.shedBytes = p.shed_queue_bytes;
+    const init: WorkerInit = {
+      store: o.store,
+      arena: this.arena.buffer,
+      slots: slotBuf,
+      limits: {
+        maxDepth: o.config.limits.max_depth,
+        maxElements: o.config.limits.max_elements,
+        maxEventsPerBatch: o.config.limits.max_events_per_batch,
+        maxErrorsPerAck: o.config.limits.max_errors_per_ack,
+        maxFrame: o.config.limits.max_frame,
+      },
+      retryAfterMs: p.retry_after_ms,
+      faultInjection: o.faultInjection ?? false,
+      chaos: new SharedArrayBuffer(16),
+    };
+    this.piscina = new Piscina({
+      filename: workerFile(),
+      minThreads: p.threads,
+      maxThreads: p.threads,
+      concurrentTasksPerWorker: p.concurrent_tasks_per_worker,
+      idleTimeout: Number.MAX_SAFE_INTEGER,
+      // the dispatcher bounds what enters the pool; piscina's own queue stays short
+      maxQueue: Number.MAX_SAFE_INTEGER,
+      workerData: init,
+      closeTimeout: p.shutdown_drain_ms,
+    });
+    this.piscina.on('error', (err: unknown) => log.error('ingest pool error', { error: String(err) }));
+    this.dispatcher = new Dispatcher(this, this.slots, {
+      maxItems: p.max_items_per_task,
+      maxBytes: p.max_bytes_per_task,
+      maxInflight: p.threads * p.concurrent_tasks_per_worker,
+    });
+  }
+
+  get threads(): number {
+    return this.piscina.threads.length;
+  }
+
+  get utilization(): number {
+    return this.piscina.utilization;
+  }
+
+  /** Admission control: refuse new work (nack/503) before the workers saturate. */
+  overloaded(): boolean {
+    return this.dispatcher.pendingBytes > this.shedBytes || this.arena.used > this.arena.capacity * 0.75;
+  }
+
+  async run(items: TaskItem[], recvTime: number): Promise<ItemResult[]> {
+    const r = await this.piscina.run({ kind: 'ingest', items, recvTime });
+    if (r.kind !== 'ingest') throw new Error(`unexpected worker result kind ${r.kind}`);
+    return r.results;
+  }
+
+  onTaskFailure(err: unknown): void {
+    this.crashes++;
+    log.warn('ingest worker failed a task; retrying its items one by one', { error: String(err) });
+    // A worker that died holding the store's commit lock would stall every other writer.
+    const live = new Set(this.piscina.threads.map((w) => w.threadId));
+    this.o.reader.releaseLockIfHolderDead(live);
+  }
+
+  /** Runs synthetic batches through every worker so the JIT is warm before traffic arrives. */
+  async warmup(): Promise<{ batches: number; ms: number }> {
+    const n = this.o.config.pool.warmup_batches;
+    if (n === 0) return { batches: 0, ms: 0 };
+    const t0 = performance.now();
+    const per = Math.max(1, Math.ceil(n / 4));
+    const jobs: Promise<unknown>[] = [];
+    for (let i = 0; i < this.o.config.pool.threads * 4; i++) jobs.push(this.piscina.run({ kind: 'warmup', batches: per }));
+    await Promise.all(jobs);
+    return { batches: per * jobs.length, ms: Math.round(performance.now() - t0) };
+  }
+
+  async close(drainMs: number): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.race([this.dispatcher.whenIdle(), new Promise((r) => setTimeout(r, drainMs).unref())]);
+    await this.piscina.destroy();
+  }
+}

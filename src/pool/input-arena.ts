@@ -1,0 +1,87 @@
+/**
+ * The shared input arena: the uWS edge copies each frame (or HTTP body) into it exactly once;
+ * tasks name slices by (offset, length); workers read them in place. Nothing is transferred or
+ * structured-cloned, and a task retried after a worker crash still finds its bytes.
+ *
+ * Allocation is a ring with FIFO reclamation: `alloc` bumps the head (wrapping to 0 when a slice
+ * would straddle the end); `release` marks a slice done and the tail advances over the done
+ * prefix. Tasks finish out of order, so a slow slice holds the tail back; the arena is sized so
+ * that only sustained overload fills it, and a full arena is admission control's last word.
+ */
+export interface ArenaSlice {
+  readonly off: number;
+  readonly len: number;
+}
+
+interface Alloc {
+  start: number; // logical position (monotonic)
+  end: number; // logical end, including any skipped bytes before a wrap
+  off: number; // physical offset of the data
+  done: boolean;
+}
+
+export class InputArena {
+  readonly buffer: SharedArrayBuffer;
+  readonly bytes: Uint8Array;
+  readonly capacity: number;
+  private head = 0; // logical
+  private tail = 0; // logical
+  private readonly live: Alloc[] = [];
+  private liveStart = 0; // index of the first live entry (avoids Array.shift)
+  private readonly byOff = new Map<number, Alloc>();
+
+  constructor(capacity: number) {
+    this.capacity = capacity;
+    this.buffer = new SharedArrayBuffer(capacity);
+    this.bytes = new Uint8Array(this.buffer);
+  }
+
+  get used(): number {
+    return this.head - this.tail;
+  }
+
+  /** Copies `src` into the arena. Returns undefined when it does not fit right now. */
+  copyIn(src: Uint8Array): ArenaSlice | undefined {
+    const slice = this.reserve(src.byteLength);
+    if (slice) this.bytes.set(src, slice.off);
+    return slice;
+  }
+
+  /** Reserves `len` contiguous bytes (an HTTP body of known length is read straight into them). */
+  reserve(len: number): ArenaSlice | undefined {
+    if (len > this.capacity) return undefined;
+    let phys = this.head % this.capacity;
+    let start = this.head;
+    if (phys + len > this.capacity) {
+      // skip the unusable end so a slice is always contiguous
+      start = this.head + (this.capacity - phys);
+      phys = 0;
+    }
+    const end = start + Math.max(len, 1);
+    if (end - this.tail > this.capacity) return undefined;
+    const a: Alloc = { start: this.head, end, off: phys, done: false };
+    this.live.push(a);
+    this.byOff.set(phys, a);
+    this.head = end;
+    return { off: phys, len };
+  }
+
+  release(slice: ArenaSlice): void {
+    const a = this.byOff.get(slice.off);
+    if (!a || a.done) return;
+    a.done = true;
+    this.byOff.delete(slice.off);
+    while (this.liveStart < this.live.length && this.live[this.liveStart]!.done) {
+      this.tail = this.live[this.liveStart]!.end;
+      this.liveStart++;
+    }
+    if (this.liveStart === this.live.length) {
+      this.live.length = 0;
+      this.liveStart = 0;
+      this.tail = this.head;
+    } else if (this.liveStart > 1024 && this.liveStart * 2 > this.live.length) {
+      this.live.splice(0, this.liveStart);
+      this.liveStart = 0;
+    }
+  }
+}

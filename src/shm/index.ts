@@ -1,0 +1,19 @@
+/**
+ * The shm room's door: shared-memory rings (one per telemetry kind) and counters.
+ * Workers write with StoreWriter; the main thread reads with StoreReader.
+ */
+export { DROP_REASONS, BASE_COUNTERS, HEADER_BYTES, MAIN_HOLDER, framedSize, storeSizes, type DropReason, type StoreSizes } from './layout.js';
+export { allocateStore, type StoreBuffers } from './store.js';
+export { StoreWriter, type StagedCommit, type StagedRecord, type CommitOutcome, type StoreWriterOptions } from './writer.js';
+export {
+  StoreReader,
+  StoreCorruptError,
+  type ReadOptions,
+  type ReadResult,
+  type RecordHeader,
+  type RecordView,
+  type RingStats,
+  type StoredRecord,
+} from './reader.js';
+export { sumDropped, type KindCounters } from './counters.js';
+export { StoreLockTimeoutError } from './lock.js';

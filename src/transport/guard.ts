@@ -1,0 +1,32 @@
+/**
+ * Who may talk to us. Loopback Host names with our port only (DNS rebinding), and an Origin,
+ * when present, from the allowlist (cross-site WebSocket hijacking, CSRF). Checked before any
+ * body is read or any upgrade happens.
+ */
+import type { ErrorCode } from '../errors.js';
+
+const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
+
+export interface Guard {
+  check(host: string, origin: string): ErrorCode | null;
+}
+
+export function createGuard(port: () => number, allowedOrigins: readonly string[]): Guard {
+  const origins = new Set(allowedOrigins.map((o) => o.toLowerCase()));
+  return {
+    check(host: string, origin: string): ErrorCode | null {
+      if (!isLoopbackHost(host.toLowerCase(), port())) return 'host_refused';
+      if (origin !== '' && !origins.has(origin.toLowerCase())) return 'origin_refused';
+      return null;
+    },
+  };
+}
+
+export function isLoopbackHost(host: string, port: number): boolean {
+  for (const name of LOOPBACK_NAMES) {
+    if (host === `${name}:${port}`) return true;
+    // Port 80 may be elided by clients; we never listen there by default but stay exact.
+    if (port === 80 && host === name) return true;
+  }
+  return false;
+}

@@ -1,0 +1,175 @@
+/**
+ * The ingest server: shared store, worker pool, uWS app with /ws and the HTTP routes, bound to
+ * 127.0.0.1 only. Workers are warmed up before the port opens.
+ */
+import { connect } from 'node:net';
+import type { Config } from '../config.js';
+import { KINDS } from '../domain/kinds.js';
+import { CiResults, CiResultSchema } from '../domain/ci-results.js';
+import { IngestPool } from '../pool/ingest-pool.js';
+import { allocateStore, StoreReader, type StoreBuffers } from '../shm/index.js';
+import { log } from '../log.js';
+import { VERSION } from '../version.js';
+import { EdgeStats } from './edge-stats.js';
+import { createGuard } from './guard.js';
+import { HttpEdge } from './http.js';
+import { uws, type us_listen_socket } from './uws.js';
+import { WsEdge, type WsEdgeOptions } from './ws.js';
+
+/**
+ * uWS listens with SO_REUSEPORT, so a second server on the same port would silently share it
+ * (and its exclusive mode drops SO_REUSEADDR, so it cannot rebind while old connections
+ * linger). So before listening we knock: if something accepts a connection, the port is taken.
+ */
+function someoneListens(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = connect({ port, host: '127.0.0.1' });
+    const done = (taken: boolean): void => {
+      sock.destroy();
+      resolve(taken);
+    };
+    sock.setTimeout(1000, () => done(true)); // a listener too busy to accept is still a listener
+    sock.once('connect', () => done(true));
+    sock.once('error', () => done(false));
+  });
+}
+
+export class PortInUseError extends Error {
+  override name = 'PortInUseError';
+  constructor(readonly port: number) {
+    super(`port ${port} on 127.0.0.1 is already in use (another gasoline?); pick another with --port or GASOLINE_PORT`);
+  }
+}
+
+export interface IngestServerOptions {
+  config: Readonly<Config>;
+  /** testing only: lets a batch with page_url "gasoline:crash" kill its worker */
+  faultInjection?: boolean;
+  onResult?: WsEdgeOptions['onResult'];
+  onProducerChange?: WsEdgeOptions['onProducerChange'];
+}
+
+export interface IngestServer {
+  readonly port: number;
+  readonly store: StoreBuffers;
+  readonly reader: StoreReader;
+  readonly pool: IngestPool;
+  readonly ws: WsEdge;
+  readonly stats: EdgeStats;
+  readonly ci: CiResults;
+  health(): Record<string, unknown>;
+  /** stop intake → drain in flight (bounded) → close sockets 1001 → close workers; idempotent */
+  close(): Promise<void>;
+}
+
+export async function startIngestServer(o: IngestServerOptions): Promise<IngestServer> {
+  const config = o.config;
+  const startedAt = Date.now();
+  if (config.port !== 0 && (await someoneListens(config.port))) throw new PortInUseError(config.port);
+  const store = allocateStore(KINDS.map((k) => config.rings[k]));
+  const reader = new StoreReader(store);
+  const pool = new IngestPool({ config, store, reader, faultInjection: o.faultInjection ?? false });
+  const warm = await pool.warmup();
+  log.debug('workers warmed up', warm);
+
+  const stats = new EdgeStats();
+  const ci = new CiResults(10);
+  let port = config.port;
+  const guard = createGuard(() => port, config.allowed_origins);
+  const ws = new WsEdge({ config, pool, guard, stats, onResult: o.onResult, onProducerChange: o.onProducerChange });
+
+  const health = (): Record<string, unknown> => {
+    const counters = reader.counters();
+    const kinds: Record<string, unknown> = {};
+    KINDS.forEach((k, id) => {
+      const c = counters[id]!;
+      const r = reader.ringStats(id);
+      kinds[k] = { ...c, ring: { used_bytes: r.usedBytes, capacity_bytes: r.capacity, records: r.records } };
+    });
+    const d = pool.dispatcher.stats;
+    const producers = ws.producers();
+    return {
+      status: 'ok',
+      version: VERSION,
+      uptime_s: Math.round((Date.now() - startedAt) / 1000),
+      mode: config.mode,
+      port,
+      extension: { connected: producers.some((p) => p.client === 'extension'), producers },
+      kinds,
+      pool: {
+        threads: pool.threads,
+        queue_depth: d.queuedItems,
+        queued_bytes: d.queuedBytes,
+        inflight_tasks: d.inflightTasks,
+        inflight_items: d.inflightItems,
+        utilization: Math.round(pool.utilization * 1000) / 1000,
+        arena_used_bytes: pool.arena.used,
+        arena_capacity_bytes: pool.arena.capacity,
+        overloaded: pool.overloaded(),
+        tasks: d.tasks,
+        retried: d.retried,
+        poisoned: d.poisoned,
+        worker_crashes: pool.crashes,
+      },
+      edge: stats.snapshot(),
+      sessions: ws.sessions.size,
+      ci_results: ci.list().length,
+    };
+  };
+
+  const http = new HttpEdge({
+    config,
+    pool,
+    guard,
+    stats,
+    health,
+    ciResult: (body) => {
+      const parsed = CiResultSchema.safeParse(body);
+      if (!parsed.success) {
+        return { status: 400, body: { error: 'invalid_body', message: parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ') } };
+      }
+      const { created } = ci.add(parsed.data);
+      return { status: 200, body: { ok: true, updated: !created } };
+    },
+  });
+
+  const app = uws.App();
+  ws.attach(app);
+  http.attach(app);
+
+  const listenOnce = (): Promise<us_listen_socket | false> =>
+    new Promise((resolve) => {
+      app.listen('127.0.0.1', config.port, (s) => resolve(s));
+    });
+  let listenSocket = await listenOnce();
+  // uSockets sets no SO_REUSEADDR, so connections a previous run closed hold the port in
+  // TIME_WAIT for up to 60 s even though nobody listens. Wait for them (bounded), saying so.
+  const waitUntil = Date.now() + config.limits.rebind_wait_ms;
+  if (!listenSocket && config.port !== 0) log.warn('port is held by closed connections of a previous run (TIME_WAIT); waiting for it', { port: config.port, max_wait_ms: config.limits.rebind_wait_ms });
+  while (!listenSocket && config.port !== 0 && Date.now() < waitUntil) {
+    await new Promise((r) => setTimeout(r, 250));
+    if (await someoneListens(config.port)) break;
+    listenSocket = await listenOnce();
+  }
+  if (!listenSocket) {
+    await pool.close(0);
+    throw new PortInUseError(config.port);
+  }
+  port = uws.us_socket_local_port(listenSocket as never);
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      ws.stopAccepting();
+      http.stopAccepting();
+      uws.us_listen_socket_close(listenSocket);
+      const drainMs = config.pool.shutdown_drain_ms;
+      await Promise.race([pool.dispatcher.whenIdle(), new Promise((r) => setTimeout(r, drainMs).unref())]);
+      ws.closeAll('shutting_down');
+      await pool.close(0);
+    })();
+    return closing;
+  };
+
+  return { port, store, reader, pool, ws, stats, ci, health, close };
+}

@@ -1,0 +1,453 @@
+/**
+ * WebSocket `/ws` (PROTOCOL.md §1). Per frame the edge does one thing: copy the bytes into the
+ * shared input arena. Decoding, validation and storage happen in the workers; this module keeps
+ * the per-connection and per-session state machine (hello → ready), ordering per session,
+ * acks (cumulative, coalesced per task), nacks, backpressure and closes.
+ */
+import { pack } from 'msgpackr';
+import { ERRORS, type ErrorCode } from '../errors.js';
+import type { ItemResult, RecordError } from '../pool/messages.js';
+import type { Pending } from '../pool/dispatcher.js';
+import type { IngestPool } from '../pool/ingest-pool.js';
+import type { ArenaSlice } from '../pool/input-arena.js';
+import type { Config } from '../config.js';
+import { log } from '../log.js';
+import type { EdgeStats } from './edge-stats.js';
+import type { Guard } from './guard.js';
+import { SessionTable, type Session } from './sessions.js';
+import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket } from './uws.js';
+import { VERSION } from '../version.js';
+
+interface QueuedFrame {
+  conn: Conn;
+  slice: ArenaSlice;
+  recvTime: number;
+}
+
+interface PendingAck {
+  seq: number;
+  accepted: number;
+  rejected: number;
+  errors: RecordError[];
+}
+
+export interface ProducerInfo {
+  id: number;
+  client: string;
+  version: string;
+  session: string;
+  connected_at: string;
+}
+
+export class Conn {
+  state: 'new' | 'awaiting_hello' | 'ready' | 'closed' = 'new';
+  session: Session | null = null;
+  readonly waiting: QueuedFrame[] = [];
+  helloTimer: NodeJS.Timeout | undefined;
+  pendingAck: PendingAck | null = null;
+  /** non-ack frames held while the client is not reading (bounded) */
+  readonly deferred: Uint8Array[] = [];
+  producer: ProducerInfo | null = null;
+  constructor(
+    readonly id: number,
+    public ws: WebSocket<ConnData> | null,
+  ) {}
+}
+
+export interface ConnData {
+  conn: Conn;
+}
+
+export interface WsEdgeOptions {
+  config: Readonly<Config>;
+  pool: IngestPool;
+  guard: Guard;
+  stats: EdgeStats;
+  /** `result` frames (answers to our commands) go here */
+  onResult?: (conn: Conn, r: Extract<ItemResult, { t: 'result' }>) => void;
+  onProducerChange?: (event: 'connected' | 'disconnected', p: ProducerInfo) => void;
+}
+
+const MAX_DEFERRED = 256;
+const MAX_WAITING_BEFORE_HELLO = 64;
+
+export class WsEdge {
+  readonly conns = new Set<Conn>();
+  readonly sessions: SessionTable;
+  private readonly queues = new Map<Session, QueuedFrame[]>();
+  private nextConnId = 1;
+  private accepting = true;
+
+  constructor(private readonly o: WsEdgeOptions) {
+    this.sessions = new SessionTable(o.config.limits.max_sessions);
+  }
+
+  producers(): ProducerInfo[] {
+    const out: ProducerInfo[] = [];
+    for (const c of this.conns) if (c.producer && c.state === 'ready') out.push(c.producer);
+    return out;
+  }
+
+  attach(app: TemplatedApp): void {
+    const limits = this.o.config.limits;
+    app.ws<ConnData>('/ws', {
+      // uWS drops a connection whose frame passes this without a close code (1006), so its cap
+      // sits well above max_frame and we close with 1009 ourselves; only a frame beyond the
+      // hard cap is cut off by uWS.
+      maxPayloadLength: Math.max(16 * 1024 * 1024, limits.max_frame * 2),
+      maxBackpressure: limits.ws_max_backpressure,
+      closeOnBackpressureLimit: 0,
+      idleTimeout: limits.idle_timeout_s,
+      sendPingsAutomatically: true,
+      upgrade: (res, req, ctx) => this.upgrade(res, req, ctx),
+      open: (ws) => this.open(ws),
+      message: (ws, msg, isBinary) => this.message(ws, msg, isBinary),
+      drain: (ws) => this.drain(ws.getUserData().conn),
+      close: (ws, code) => this.closed(ws.getUserData().conn, code),
+    });
+  }
+
+  stopAccepting(): void {
+    this.accepting = false;
+  }
+
+  /** Lets producers in again after stopAccepting (an operator's pause, and outage tests). */
+  resumeAccepting(): void {
+    this.accepting = true;
+  }
+
+  /** Sends what is owed and closes every socket with `code` (1001 on shutdown). */
+  closeAll(code: ErrorCode): void {
+    for (const c of [...this.conns]) {
+      this.flushAck(c);
+      this.closeWith(c, code);
+    }
+  }
+
+  private upgrade(res: HttpResponse, req: HttpRequest, ctx: unknown): void {
+    // Headers must be read synchronously: the request object dies with this callback.
+    const host = req.getHeader('host');
+    const origin = req.getHeader('origin');
+    const key = req.getHeader('sec-websocket-key');
+    const protocol = req.getHeader('sec-websocket-protocol');
+    const extensions = req.getHeader('sec-websocket-extensions');
+    const refused = this.o.guard.check(host, origin);
+    const full = this.conns.size >= this.o.config.limits.max_connections;
+    const code: ErrorCode | null = refused ?? (!this.accepting ? 'shutting_down' : full ? 'too_many_connections' : null);
+    if (code) {
+      this.o.stats.bump(this.o.stats.refused, code);
+      res.cork(() => {
+        res.writeStatus(`${ERRORS[code].http} ${code}`).writeHeader('content-type', 'application/json').end(JSON.stringify({ error: code, message: ERRORS[code].summary }), true);
+      });
+      return;
+    }
+    const conn = new Conn(this.nextConnId++, null);
+    res.upgrade<ConnData>({ conn }, key, protocol, extensions, ctx as never);
+  }
+
+  private open(ws: WebSocket<ConnData>): void {
+    const conn = ws.getUserData().conn;
+    conn.ws = ws;
+    this.conns.add(conn);
+    this.o.stats.connectionsOpen++;
+    this.o.stats.connectionsTotal++;
+    conn.helloTimer = setTimeout(() => {
+      if (conn.state === 'new' || conn.state === 'awaiting_hello') this.closeWith(conn, 'hello_timeout');
+    }, this.o.config.limits.hello_timeout_ms);
+    conn.helloTimer.unref();
+  }
+
+  private message(ws: WebSocket<ConnData>, msg: ArrayBuffer, isBinary: boolean): void {
+    const conn = ws.getUserData().conn;
+    const stats = this.o.stats;
+    stats.framesReceived++;
+    stats.bytesReceived += msg.byteLength;
+    if (conn.state === 'closed') return;
+    if (!isBinary) {
+      this.closeWith(conn, 'text_frame');
+      return;
+    }
+    if (msg.byteLength > this.o.config.limits.max_frame) {
+      this.closeWith(conn, 'frame_too_large', `frame of ${msg.byteLength} bytes; max_frame is ${this.o.config.limits.max_frame}`);
+      return;
+    }
+    // The one copy: uWS neuters `msg` when this callback returns.
+    const slice = this.o.pool.arena.copyIn(new Uint8Array(msg));
+    if (!slice) {
+      this.closeWith(conn, 'input_full');
+      return;
+    }
+    const frame: QueuedFrame = { conn, slice, recvTime: Date.now() };
+    switch (conn.state) {
+      case 'new':
+        conn.state = 'awaiting_hello';
+        this.dispatchHello(frame);
+        return;
+      case 'awaiting_hello':
+        if (conn.waiting.length >= MAX_WAITING_BEFORE_HELLO) {
+          this.o.pool.arena.release(slice);
+          this.closeWith(conn, 'hello_required');
+          return;
+        }
+        conn.waiting.push(frame);
+        return;
+      case 'ready':
+        this.enqueue(conn.session!, frame);
+        return;
+    }
+  }
+
+  private dispatchHello(f: QueuedFrame): void {
+    const pool = this.o.pool;
+    const slot = pool.slotAlloc.alloc();
+    if (slot === undefined) {
+      pool.arena.release(f.slice);
+      this.closeWith(f.conn, 'overloaded');
+      return;
+    }
+    pool.dispatcher.submit(
+      { src: 'ws', off: f.slice.off, len: f.slice.len, slot, shed: false, session: null, applied: -1 },
+      f.recvTime,
+      (r) => {
+        pool.arena.release(f.slice);
+        pool.slotAlloc.release(slot);
+        this.helloResult(f.conn, r);
+      },
+    );
+  }
+
+  private helloResult(conn: Conn, r: ItemResult): void {
+    if (conn.state === 'closed') return;
+    if (r.t !== 'hello') {
+      if (r.t === 'error') this.o.stats.bump(this.o.stats.frameErrors, r.code);
+      const why = r.t === 'error' ? `${r.code}: ${r.message}` : `got ${r.t}`;
+      this.closeWith(conn, 'hello_required', `first frame must be hello (${why})`);
+      this.discardWaiting(conn);
+      return;
+    }
+    if (r.v !== 1) {
+      this.closeWith(conn, 'unsupported_version', `protocol v${r.v} is not supported; this server speaks v1`);
+      this.discardWaiting(conn);
+      return;
+    }
+    const session = this.sessions.attach(r.session, r.last_acked_seq, Date.now());
+    if (!session) {
+      this.closeWith(conn, 'too_many_connections', 'session table full');
+      this.discardWaiting(conn);
+      return;
+    }
+    clearTimeout(conn.helloTimer);
+    conn.session = session;
+    conn.state = 'ready';
+    conn.producer = { id: conn.id, client: r.client, version: r.version, session: r.session, connected_at: new Date().toISOString() };
+    const limits = this.o.config.limits;
+    this.send(conn, {
+      t: 'welcome',
+      v: 1,
+      server_version: VERSION,
+      max_frame: limits.max_frame,
+      max_events_per_batch: limits.max_events_per_batch,
+      resume_from_seq: session.applied + 1,
+    });
+    this.o.onProducerChange?.('connected', conn.producer);
+    const waiting = conn.waiting.splice(0);
+    for (const f of waiting) this.enqueue(session, f);
+  }
+
+  private discardWaiting(conn: Conn): void {
+    for (const f of conn.waiting.splice(0)) this.o.pool.arena.release(f.slice);
+  }
+
+  private enqueue(session: Session, f: QueuedFrame): void {
+    let q = this.queues.get(session);
+    if (!q) this.queues.set(session, (q = []));
+    q.push(f);
+    this.pump(session);
+  }
+
+  /** One task at a time per session keeps its batches in order; all that queued meanwhile goes next. */
+  private pump(session: Session): void {
+    if (session.inflight) return;
+    const q = this.queues.get(session);
+    if (!q || q.length === 0) {
+      this.queues.delete(session);
+      return;
+    }
+    const pool = this.o.pool;
+    const take = q.splice(0, this.o.config.pool.max_items_per_task);
+    const shed = pool.overloaded();
+    const group: Pending[] = [];
+    let remaining = 0;
+    const touched = new Set<Conn>();
+    const finishOne = (): void => {
+      if (--remaining > 0) return;
+      session.inflight = false;
+      for (const c of touched) this.flushAck(c);
+      this.pump(session);
+    };
+    for (const f of take) {
+      const slot = pool.slotAlloc.alloc();
+      if (slot === undefined) {
+        // no slot: answer as overloaded without a task; the producer resends
+        pool.arena.release(f.slice);
+        this.o.stats.bump(this.o.stats.nacks, 'overloaded');
+        this.send(f.conn, { t: 'error', code: 'overloaded', message: 'ingest slots exhausted; resend unacknowledged batches after a delay', retry_after_ms: this.o.config.pool.retry_after_ms });
+        continue;
+      }
+      remaining++;
+      touched.add(f.conn);
+      group.push({
+        item: { src: 'ws', off: f.slice.off, len: f.slice.len, slot, shed, session: session.id, applied: session.applied },
+        recvTime: f.recvTime,
+        done: (r) => {
+          pool.arena.release(f.slice);
+          pool.slotAlloc.release(slot);
+          this.itemResult(f.conn, session, r);
+          finishOne();
+        },
+      });
+    }
+    if (group.length === 0) {
+      this.pump(session);
+      return;
+    }
+    session.inflight = true;
+    session.lastActive = Date.now();
+    pool.dispatcher.submitGroup(group);
+  }
+
+  private itemResult(conn: Conn, session: Session, r: ItemResult): void {
+    const stats = this.o.stats;
+    switch (r.t) {
+      case 'batch':
+        if (r.outcome === 'nack') {
+          stats.bump(stats.nacks, r.code ?? 'overloaded');
+          this.send(conn, {
+            t: 'nack',
+            seq: r.seq,
+            code: r.code ?? 'overloaded',
+            retry_after_ms: this.o.config.pool.retry_after_ms,
+            resume_from_seq: session.applied + 1,
+          });
+          return;
+        }
+        if (r.seq > session.applied) session.applied = r.seq;
+        this.mergeAck(conn, r.seq, r.accepted, r.rejected, r.errors);
+        return;
+      case 'error':
+        stats.bump(stats.frameErrors, r.code);
+        if (r.code === 'poison') stats.poisoned++;
+        if (r.code === 'poison' && r.seq !== undefined && r.seq >= 0) {
+          // Acknowledge a poisoned batch so the producer stops resending what kills workers.
+          if (r.seq > session.applied) session.applied = r.seq;
+          this.mergeAck(conn, r.seq, 0, 0, [{ index: -1, kind: 'batch', code: 'poison', message: r.message }]);
+          return;
+        }
+        this.send(conn, { t: 'error', code: r.code, message: r.message, ...(r.seq !== undefined ? { seq: r.seq } : {}) });
+        if (ERRORS[r.code].wsClose !== 0) this.closeWith(conn, r.code, r.message);
+        return;
+      case 'ping':
+        if (conn.ws && conn.state !== 'closed' && conn.ws.getBufferedAmount() > this.o.config.limits.ws_max_backpressure) {
+          stats.pongsDropped++;
+          return;
+        }
+        this.send(conn, { t: 'pong', ts: r.ts });
+        return;
+      case 'pong':
+        return;
+      case 'result':
+        this.o.onResult?.(conn, r);
+        return;
+      case 'hello':
+        // The worker turns a second hello into duplicate_hello; reaching here is a bug.
+        this.send(conn, { t: 'error', code: 'duplicate_hello', message: 'hello was already received on this connection' });
+        return;
+      case 'http':
+        log.error('http result on a websocket item');
+        return;
+    }
+  }
+
+  private mergeAck(conn: Conn, seq: number, accepted: number, rejected: number, errors: RecordError[] | undefined): void {
+    const cap = this.o.config.limits.max_errors_per_ack;
+    const a = conn.pendingAck;
+    if (!a) {
+      conn.pendingAck = { seq, accepted, rejected, errors: errors ? errors.slice(0, cap) : [] };
+      return;
+    }
+    if (seq > a.seq) a.seq = seq;
+    a.accepted += accepted;
+    a.rejected += rejected;
+    if (errors) for (const e of errors) if (a.errors.length < cap) a.errors.push(e);
+  }
+
+  private flushAck(conn: Conn): void {
+    const a = conn.pendingAck;
+    if (!a || conn.state === 'closed' || !conn.ws) return;
+    // Acks are cumulative: while the client is not reading, keep only the latest.
+    if (conn.ws.getBufferedAmount() > this.o.config.limits.ws_max_backpressure) return;
+    conn.pendingAck = null;
+    const frame: Record<string, unknown> = { t: 'ack', seq: a.seq, accepted: a.accepted, rejected: a.rejected };
+    if (a.errors.length) frame.errors = a.errors;
+    this.o.stats.acksSent++;
+    this.send(conn, frame);
+  }
+
+  private send(conn: Conn, frame: Record<string, unknown>): void {
+    const ws = conn.ws;
+    if (!ws || conn.state === 'closed') return;
+    const bytes = pack(frame);
+    if (conn.deferred.length > 0 || ws.getBufferedAmount() > this.o.config.limits.ws_max_backpressure) {
+      if (conn.deferred.length >= MAX_DEFERRED) {
+        this.closeWith(conn, 'overloaded', 'client is not reading its socket');
+        return;
+      }
+      conn.deferred.push(bytes);
+      return;
+    }
+    ws.cork(() => ws.send(bytes, true));
+  }
+
+  private drain(conn: Conn): void {
+    const ws = conn.ws;
+    if (!ws || conn.state === 'closed') return;
+    const limit = this.o.config.limits.ws_max_backpressure;
+    ws.cork(() => {
+      while (conn.deferred.length && ws.getBufferedAmount() <= limit) ws.send(conn.deferred.shift()!, true);
+    });
+    if (conn.deferred.length === 0) this.flushAck(conn);
+  }
+
+  closeWith(conn: Conn, code: ErrorCode, reason?: string): void {
+    if (conn.state === 'closed') return;
+    const ws = conn.ws;
+    this.o.stats.bump(this.o.stats.closes, code);
+    const wsCode = ERRORS[code].wsClose || 1008;
+    // A close reason is at most 123 bytes.
+    const text = Buffer.from(`${code}: ${reason ?? ERRORS[code].summary}`).subarray(0, 123);
+    this.markClosed(conn);
+    if (ws) {
+      try {
+        ws.end(wsCode, text);
+      } catch {
+        // already closed by the peer
+      }
+    }
+  }
+
+  private closed(conn: Conn, _code: number): void {
+    this.markClosed(conn);
+  }
+
+  private markClosed(conn: Conn): void {
+    if (conn.state === 'closed' && !this.conns.has(conn)) return;
+    const wasReady = conn.state === 'ready';
+    conn.state = 'closed';
+    clearTimeout(conn.helloTimer);
+    this.discardWaiting(conn);
+    conn.deferred.length = 0;
+    if (this.conns.delete(conn)) this.o.stats.connectionsOpen--;
+    if (conn.session) this.sessions.detach(conn.session);
+    if (wasReady && conn.producer) this.o.onProducerChange?.('disconnected', conn.producer);
+  }
+}

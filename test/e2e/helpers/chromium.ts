@@ -1,0 +1,134 @@
+/**
+ * Launching Debian's Chromium with the built extension, exactly as ../../../../shared/notes/chromium-e2e.md
+ * established on this machine: fixed flags, a fresh profile and a per-run copy of the extension
+ * with its own config.json (random ports, parallel runs).
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type BrowserContext, type Worker } from 'playwright-core';
+
+export const CHROMIUM = process.env.GASOLINE_CHROMIUM ?? '/usr/bin/chromium';
+export const hasChromium = existsSync(CHROMIUM);
+export const SKIP_REASON = `e2e skipped: ${CHROMIUM} is missing (apt-get install -y chromium)`;
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const EXT_DIST = join(ROOT, 'extension', 'dist');
+export const EXTENSION_ID = 'pkpkhhbkobfcgmjenhmfgcphnfjiedej';
+
+/** Flags from the notes; `--host-resolver-rules` is one argv entry, spaces included. */
+export function chromiumFlags(extDir: string): string[] {
+  return [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--disable-dev-shm-usage',
+    '--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE localhost , EXCLUDE 127.0.0.1',
+    `--disable-extensions-except=${extDir}`,
+    `--load-extension=${extDir}`,
+  ];
+}
+
+let built = false;
+/** Builds extension/dist once per test process (esbuild: well under a second). */
+export function buildExtension(): void {
+  if (built) return;
+  execFileSync(process.execPath, [join(ROOT, 'extension', 'build.mjs')], { stdio: 'pipe' });
+  built = true;
+}
+
+export interface ExtConfig {
+  port: number;
+  keepaliveMs?: number;
+  trackAll?: boolean;
+  perfDelayMs?: number;
+  bodyBudgetMs?: number;
+  captureBodies?: boolean;
+  captureWebSockets?: boolean;
+}
+
+export interface TempDirs {
+  extDir: string;
+  profileDir: string;
+  cleanup(): void;
+}
+
+export function prepareRun(config: ExtConfig): TempDirs {
+  buildExtension();
+  const base = mkdtempSync(join(tmpdir(), 'gasoline-e2e-'));
+  const extDir = join(base, 'ext');
+  const profileDir = join(base, 'profile');
+  cpSync(EXT_DIST, extDir, { recursive: true });
+  writeFileSync(join(extDir, 'config.json'), JSON.stringify(config));
+  return { extDir, profileDir, cleanup: () => rmSync(base, { recursive: true, force: true }) };
+}
+
+export interface Launched {
+  ctx: BrowserContext;
+  sw: Worker;
+  extensionId: string;
+  close(): Promise<void>;
+}
+
+export async function launchWithExtension(config: ExtConfig): Promise<Launched> {
+  const dirs = prepareRun(config);
+  const ctx = await chromium.launchPersistentContext(dirs.profileDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: chromiumFlags(dirs.extDir),
+    ignoreDefaultArgs: ['--disable-extensions'],
+  });
+  const sw = ctx.serviceWorkers()[0] ?? (await ctx.waitForEvent('serviceworker', { timeout: 15_000 }));
+  return {
+    ctx,
+    sw,
+    extensionId: new URL(sw.url()).host,
+    close: async () => {
+      await ctx.close().catch(() => undefined);
+      dirs.cleanup();
+    },
+  };
+}
+
+/** Plain browser, no extension: the baseline for overhead numbers. */
+export async function launchPlain(): Promise<{ ctx: BrowserContext; close(): Promise<void> }> {
+  const base = mkdtempSync(join(tmpdir(), 'gasoline-plain-'));
+  const args = chromiumFlags('').filter((f) => !f.includes('extension'));
+  const ctx = await chromium.launchPersistentContext(base, { executablePath: CHROMIUM, headless: true, args });
+  return {
+    ctx,
+    close: async () => {
+      await ctx.close().catch(() => undefined);
+      rmSync(base, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Command-line Chromium, no CDP attached: the only way to see real service-worker lifetime. */
+export function spawnCli(config: ExtConfig, url: string): { proc: ChildProcess; stderr: () => string; stop(): Promise<void> } {
+  const dirs = prepareRun(config);
+  const proc = spawn(CHROMIUM, ['--headless=new', ...chromiumFlags(dirs.extDir), `--user-data-dir=${dirs.profileDir}`, url], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  proc.stderr!.on('data', (d: Buffer) => {
+    if (err.length < 200_000) err += d.toString();
+  });
+  return {
+    proc,
+    stderr: () => err,
+    stop: async () => {
+      if (proc.exitCode === null) {
+        const exited = new Promise((r) => proc.once('exit', r));
+        proc.kill('SIGTERM');
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 3000))]);
+        if (proc.exitCode === null) proc.kill('SIGKILL');
+      }
+      dirs.cleanup();
+    },
+  };
+}

@@ -1,0 +1,90 @@
+/**
+ * Where the extension's data lands in a test: the real ingest server, in-process
+ * (`startIngestServer` through test/helpers/server.ts), read straight from its rings.
+ * GASOLINE_E2E_MOCK=1 swaps in the protocol mock, for working on the extension while the server
+ * is being changed; it is never the default, so a broken server fails the suite.
+ */
+import { MockIngest } from './mock-ingest.js';
+
+export type Rec = Record<string, unknown>;
+
+export interface Sink {
+  readonly port: number;
+  readonly kind: 'server' | 'mock';
+  records(kind: string): Rec[];
+  /** distinct extension sessions seen so far (one per service-worker lifetime) */
+  health(): Rec;
+  close(): Promise<void>;
+  /** refuse producers and drop the connected ones, keeping the store (an outage without a port rebind) */
+  outage?(): void;
+  recover?(): void;
+}
+
+const decoder = new TextDecoder();
+
+function decodeOne(x: unknown): Rec | null {
+  if (x instanceof Uint8Array) return JSON.parse(decoder.decode(x)) as Rec;
+  if (typeof x === 'string') return JSON.parse(x) as Rec;
+  if (x && typeof x === 'object') {
+    const o = x as Rec;
+    if (o.payload !== undefined) return decodeOne(o.payload);
+    if (o.bytes !== undefined) return decodeOne(o.bytes);
+    if (o.json !== undefined) return decodeOne(o.json);
+    return o;
+  }
+  return null;
+}
+
+export async function startSink(port = 0): Promise<Sink> {
+  if (process.env.GASOLINE_E2E_MOCK === '1') {
+    const m = await MockIngest.start(port);
+    return {
+      port: m.port,
+      kind: 'mock',
+      records: (k) => m.records(k),
+      // the same shape as the real server's /health where tests read it
+      health: () => ({
+        connections: m.connections,
+        sessions: m.sessions.size,
+        duplicates: m.duplicates,
+        extension: { connected: m.live.size > 0, producers: [...m.live].map(([id, session]) => ({ id, session })) },
+      }),
+      close: () => m.close(),
+    };
+  }
+  const { startTestServer } = await import('../../helpers/server.js');
+  const { kindId } = await import('../../../src/domain/kinds.js');
+  const server = await startTestServer({ port });
+  return {
+    port: server.port,
+    kind: 'server',
+    records(kind) {
+      const raw = server.reader.read(kindId(kind as never), 0, 1000) as unknown;
+      const list = Array.isArray(raw) ? raw : ((raw as { records?: unknown[] }).records ?? []);
+      return list.map(decodeOne).filter((r): r is Rec => r !== null);
+    },
+    health: () => server.health(),
+    close: () => server.close(),
+    outage: () => {
+      server.ws.stopAccepting();
+      server.ws.closeAll('shutting_down');
+    },
+    recover: () => server.ws.resumeAccepting(),
+  };
+}
+
+/** ids of the extension connections the server holds right now */
+export function producerIds(sink: Sink): number[] {
+  const ext = sink.health().extension as { producers?: Array<{ id: number }> } | undefined;
+  return (ext?.producers ?? []).map((p) => p.id);
+}
+
+export async function waitFor<T>(what: string, fn: () => T | undefined | null | false, timeoutMs = 10_000, everyMs = 50): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = fn();
+    if (v) return v;
+    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}

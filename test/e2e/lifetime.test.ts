@@ -1,0 +1,39 @@
+/**
+ * Service-worker lifetime in command-line Chromium: no CDP attached, so Chrome's 30 s idle kill
+ * is real (Playwright would keep the worker alive and hide it; notes pitfall 2). One browser
+ * pings every 20 s and must keep its single connection through 35 s of silence; a control browser
+ * that never pings must lose its connection, which shows the test can fail.
+ */
+import { describe, expect, it } from 'vitest';
+import { hasChromium, SKIP_REASON, spawnCli } from './helpers/chromium.js';
+import { startFixture } from './helpers/fixture-server.js';
+import { producerIds, startSink, waitFor } from './helpers/sink.js';
+
+if (!hasChromium) console.warn(SKIP_REASON);
+
+const IDLE_MS = 35_000;
+
+async function run(keepaliveMs: number): Promise<{ first: number[]; last: number[] }> {
+  const [sink, fixture] = await Promise.all([startSink(), startFixture()]);
+  const cli = spawnCli({ port: sink.port, trackAll: true, keepaliveMs }, `${fixture.origin}/`);
+  try {
+    const first = await waitFor('extension connected', () => {
+      const ids = producerIds(sink);
+      return ids.length ? ids : null;
+    }, 20_000);
+    await new Promise((r) => setTimeout(r, IDLE_MS));
+    return { first, last: producerIds(sink) };
+  } finally {
+    await cli.stop();
+    await Promise.all([sink.close(), fixture.close()]);
+  }
+}
+
+describe.skipIf(!hasChromium)('service worker lifetime (command-line Chromium)', () => {
+  it(`keeps one connection through ${IDLE_MS / 1000} s idle with the 20 s keepalive, and loses it without`, async () => {
+    const [kept, control] = await Promise.all([run(20_000), run(10 * 60_000)]);
+    expect(kept.first).toHaveLength(1);
+    expect(kept.last, 'same connection, never reconnected').toEqual(kept.first);
+    expect(control.last, 'the idle worker was stopped by Chrome').not.toContain(control.first[0]);
+  }, 70_000);
+});

@@ -1,0 +1,85 @@
+/**
+ * What the hooks cost the page: the same in-page benchmark in a browser without the extension,
+ * with it (tracked tab, defaults), and with network-body capture on. Prints a table; asserts only
+ * generous bounds, since two shared cores make small numbers noisy.
+ */
+import { describe, expect, it } from 'vitest';
+import type { BrowserContext } from 'playwright-core';
+import { hasChromium, launchPlain, launchWithExtension, SKIP_REASON } from './helpers/chromium.js';
+import { startFixture, type Fixture } from './helpers/fixture-server.js';
+import { startSink } from './helpers/sink.js';
+
+if (!hasChromium) console.warn(SKIP_REASON);
+
+interface Numbers {
+  fetch_call_us: number;
+  fetch_roundtrip_ms: number;
+  ws_send_us: number;
+  ws_echo_per_msg_ms: number;
+  console_log_us: number;
+}
+
+// In-page, as a string: the root tsconfig has no DOM types. performance.now() is coarse (100 µs)
+// outside cross-origin isolation, so per-call costs are measured over whole loops.
+const BENCH = `(async () => {
+  const FETCHES = 100, WS = 1000, LOGS = 1000;
+  for (let i = 0; i < 20; i++) await (await fetch('/api/ok?w=' + i)).text();
+  let t = performance.now();
+  const ps = [];
+  for (let i = 0; i < FETCHES; i++) ps.push(fetch('/api/ok?c=' + i));
+  const fetchCall = (performance.now() - t) / FETCHES;
+  await Promise.all(ps.map((p) => p.then((r) => r.text())));
+  const rt = [];
+  for (let i = 0; i < FETCHES; i++) { const a = performance.now(); await (await fetch('/api/ok?r=' + i)).text(); rt.push(performance.now() - a); }
+  rt.sort((a, b) => a - b);
+  const ws = new WebSocket('ws://' + location.host + '/echo');
+  await new Promise((r) => (ws.onopen = r));
+  let got = 0;
+  const done = new Promise((r) => (ws.onmessage = () => { if (++got === WS) r(); }));
+  t = performance.now();
+  for (let i = 0; i < WS; i++) ws.send('message number ' + i);
+  const wsSend = (performance.now() - t) / WS;
+  await done;
+  const wsEcho = (performance.now() - t) / WS;
+  ws.close();
+  t = performance.now();
+  for (let i = 0; i < LOGS; i++) console.log('bench', i, { a: i, b: [1, 2, 3] });
+  const log = (performance.now() - t) / LOGS;
+  return { fetch_call_us: fetchCall * 1000, fetch_roundtrip_ms: rt[rt.length >> 1], ws_send_us: wsSend * 1000, ws_echo_per_msg_ms: wsEcho, console_log_us: log * 1000 };
+})()`;
+
+async function measure(ctx: BrowserContext, fixture: Fixture): Promise<Numbers> {
+  const page = await ctx.newPage();
+  await page.goto(`${fixture.origin}/`);
+  await page.evaluate('window.fixture.ready');
+  // best of two runs: the noise on a shared machine only ever adds time
+  const runs: Numbers[] = [];
+  for (let i = 0; i < 2; i++) runs.push((await page.evaluate(BENCH)) as Numbers);
+  await page.close();
+  const best = {} as Numbers;
+  for (const k of Object.keys(runs[0]!) as Array<keyof Numbers>) best[k] = Math.min(...runs.map((r) => r[k]));
+  return best;
+}
+
+describe.skipIf(!hasChromium)('overhead of the page hooks', () => {
+  it('is small per request, per WebSocket message and per console call', async () => {
+    const [fixture, sink] = await Promise.all([startFixture(), startSink()]);
+    const plain = await launchPlain();
+    const base = await measure(plain.ctx, fixture).finally(() => plain.close());
+    const ext = await launchWithExtension({ port: sink.port, trackAll: true });
+    const hooked = await measure(ext.ctx, fixture).finally(() => ext.close());
+    const extB = await launchWithExtension({ port: sink.port, trackAll: true, captureBodies: true });
+    const bodies = await measure(extB.ctx, fixture).finally(() => extB.close());
+    await Promise.all([fixture.close(), sink.close()]);
+
+    const row = (n: Numbers): Record<string, string> => Object.fromEntries(Object.entries(n).map(([k, v]) => [k, v.toFixed(k.endsWith('_us') ? 1 : 3)]));
+    console.log('[overhead] best of 2 runs per browser');
+    console.table({ 'no extension': row(base), 'extension (defaults)': row(hooked), 'extension + bodies': row(bodies) });
+
+    // Seed budget: ~0.1 ms per WebSocket message, ~2 ms per request with bodies. Bounds are 2-3x that.
+    expect(hooked.ws_echo_per_msg_ms - base.ws_echo_per_msg_ms).toBeLessThan(0.25);
+    expect(hooked.fetch_roundtrip_ms - base.fetch_roundtrip_ms).toBeLessThan(2);
+    expect(bodies.fetch_roundtrip_ms - base.fetch_roundtrip_ms).toBeLessThan(5);
+    expect(hooked.console_log_us).toBeLessThan(1000);
+  }, 60_000);
+});

@@ -1,0 +1,32 @@
+import { loadConfig, type Config } from '../../src/config.js';
+import { startIngestServer, type IngestServer } from '../../src/transport/server.js';
+import { setLogLevel } from '../../src/log.js';
+
+type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };
+
+const KiB = 1024;
+
+/** A real server on 127.0.0.1:0 with small rings and one worker unless told otherwise. */
+export async function startTestServer(over: DeepPartial<Config> = {}, opts: { faultInjection?: boolean } = {}): Promise<IngestServer> {
+  const base: Record<string, unknown> = {
+    port: 0,
+    mode: 'server',
+    state_dir: '/tmp/gasoline-test-state',
+    log_level: 'silent',
+    rings: { logs: 256 * KiB, network: 256 * KiB, network_bodies: 256 * KiB, ws_events: 128 * KiB, actions: 128 * KiB, perf: 64 * KiB, ext_logs: 64 * KiB },
+    pool: { threads: 1, warmup_batches: 4, input_bytes: 4 * 1024 * KiB, shutdown_drain_ms: 2000 },
+  };
+  const merged = merge(base, over as Record<string, unknown>);
+  const config = loadConfig({ flags: merged, env: {} });
+  setLogLevel(config.log_level);
+  return startIngestServer({ config, faultInjection: opts.faultInjection ?? false });
+}
+
+function merge(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...a };
+  for (const [k, v] of Object.entries(b)) {
+    const prev = out[k];
+    out[k] = v && typeof v === 'object' && !Array.isArray(v) && prev && typeof prev === 'object' ? merge(prev as Record<string, unknown>, v as Record<string, unknown>) : v;
+  }
+  return out;
+}

@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, ConfigSchema, loadConfig, totalRingBytes } from '../../src/config.js';
+import { EXTENSION_ORIGIN } from '../../src/domain/extension-id.js';
+
+describe('config', () => {
+  it('has defaults for everything, rings totalling at most 256 MiB', () => {
+    const c = loadConfig({ env: {} });
+    expect(c.port).toBe(7890);
+    expect(c.mode).toBe('embedded');
+    expect(totalRingBytes(c)).toBeLessThanOrEqual(256 * 1024 * 1024);
+    expect(c.allowed_origins).toEqual([EXTENSION_ORIGIN]);
+    expect(c.pool.threads).toBeGreaterThanOrEqual(1);
+    expect(Object.isFrozen(c) && Object.isFrozen(c.rings)).toBe(true);
+  });
+
+  it('applies file < environment < flags', async () => {
+    const { writeFileSync, mkdtempSync } = await import('node:fs');
+    const dir = mkdtempSync('/tmp/gasoline-cfg-');
+    const file = `${dir}/c.json`;
+    writeFileSync(file, JSON.stringify({ port: 1111, rings: { logs: 1048576 }, pool: { threads: 3 } }));
+    expect(loadConfig({ env: {}, file }).port).toBe(1111);
+    expect(loadConfig({ env: { GASOLINE_PORT: '2222' }, file }).port).toBe(2222);
+    const c = loadConfig({ env: { GASOLINE_PORT: '2222', GASOLINE_SERVER: 'true' }, file, flags: { port: 3333 } });
+    expect(c.port).toBe(3333);
+    expect(c.mode).toBe('server');
+    expect(c.rings.logs).toBe(1048576);
+    expect(c.rings.network).toBe(ConfigSchema.parse({}).rings.network);
+    expect(c.pool.threads).toBe(3);
+  });
+
+  it('reports every problem at once', () => {
+    try {
+      loadConfig({ env: { GASOLINE_PORT: 'eighty' }, flags: { pool: { threads: 0 }, rings: { logs: 10 }, bogus: 1 } });
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError);
+      const msg = (e as ConfigError).message;
+      expect(msg).toContain('GASOLINE_PORT');
+      expect(msg).toContain('pool.threads');
+      expect(msg).toContain('rings.logs');
+      expect(msg).toContain('bogus');
+    }
+  });
+
+  it('names the file when it is not JSON', () => {
+    expect(() => loadConfig({ env: {}, file: '/nonexistent/gasoline.json' })).toThrow(/gasoline\.json/);
+  });
+});

@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { StoreReader, StoreWriter, allocateStore, framedSize, type StagedRecord } from '../../../src/shm/index.js';
+import { mulberry32, ordPayload, randInt } from '../../fixtures/shm-gen.js';
+import { RingModel } from '../../fixtures/shm-model.js';
+import { expectBalanced } from './balance.js';
+
+/** One ring of `cap` bytes filled through many wraps with seeded small records. */
+function filled(cap: number, commits: number, seed: number) {
+  const store = allocateStore([cap]);
+  const w = new StoreWriter(store, 1);
+  const rng = mulberry32(seed);
+  const model = new RingModel(store.rings[0]!.byteLength);
+  const sizes: number[] = [];
+  for (let c = 0; c < commits; c++) {
+    const records: StagedRecord[] = [];
+    for (let i = randInt(rng, 1, 8); i > 0; i--) {
+      const size = randInt(rng, 0, 40);
+      const ord = model.add(framedSize(size));
+      sizes[ord] = size;
+      records.push({ kind: 0, clientTime: ord, tab: 0, payload: ordPayload(0, ord, size) });
+    }
+    w.commit({ recvTime: c, records, received: [records.length], rejected: [0] });
+  }
+  return { store, model, sizes };
+}
+
+describe('shm position lookup', () => {
+  it('finds arbitrary ordinals after many wraps through the sparse index (<= 63 hops)', () => {
+    const { store, model, sizes } = filled(16 * 1024, 6000, 7);
+    expect(model.headOrd - model.tailOrd).toBeGreaterThan(200);
+    expect(model.tailOrd).toBeGreaterThan(10 * (model.headOrd - model.tailOrd));
+    const rng = mulberry32(99);
+    for (let i = 0; i < 500; i++) {
+      const reader = new StoreReader(store); // no hints: index or tail only
+      const ord = randInt(rng, model.tailOrd, model.headOrd - 1);
+      const r = reader.read(0, ord, 1);
+      expect(r.missed).toBe(0);
+      expect(r.records[0]!.ord).toBe(ord);
+      expect(Buffer.from(r.records[0]!.payload).equals(Buffer.from(ordPayload(0, ord, sizes[ord]!)))).toBe(true);
+      expect(reader.walkStats.hops).toBeLessThanOrEqual(63);
+      expect(reader.walkStats.staleStarts).toBe(0);
+    }
+    const reader = new StoreReader(store);
+    expectBalanced(reader);
+  });
+
+  it('a sequential reader resumes from its hint without hopping', () => {
+    const { store, model } = filled(16 * 1024, 3000, 11);
+    const reader = new StoreReader(store);
+    let cursor = model.tailOrd + 37; // not on an index stride
+    reader.read(0, cursor, 1); // the first call may hop from an index entry
+    cursor++;
+    const hopsBefore = reader.walkStats.hops;
+    for (let i = 0; i < 50; i++) {
+      const r = reader.read(0, cursor, 3);
+      expect(r.records.map((x) => x.ord)).toEqual([cursor, cursor + 1, cursor + 2]);
+      cursor = r.next;
+    }
+    expect(reader.walkStats.hops).toBe(hopsBefore);
+  });
+
+  it('stale or garbage index entries and hints are detected and fall back to the tail', () => {
+    const { store, model, sizes } = filled(8 * 1024, 2000, 23);
+    const idx = new Float64Array(store.index[0]!);
+    const rng = mulberry32(5);
+    const reader = new StoreReader(store);
+    const seed = reader.read(0, model.tailOrd, 0);
+    expect(seed.records).toEqual([]);
+    for (let i = 0; i < 300; i++) {
+      // positions inside the live range but not on a record boundary (or on the wrong one)
+      const stats = reader.ringStats(0);
+      const headPos = Number(new BigInt64Array(store.control)[3]!);
+      for (let s = 0; s < idx.length; s++) idx[s] = headPos - 8 * randInt(rng, 1, Math.floor(stats.usedBytes / 8));
+      const ord = randInt(rng, model.tailOrd, model.headOrd - 1);
+      const r = reader.read(0, ord, 2);
+      expect(r.records[0]!.ord).toBe(ord);
+      expect(Buffer.from(r.records[0]!.payload).equals(Buffer.from(ordPayload(0, ord, sizes[ord]!)))).toBe(true);
+    }
+    expect(reader.walkStats.staleStarts).toBeGreaterThan(0);
+    expectBalanced(reader);
+  });
+});

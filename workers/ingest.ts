@@ -1,0 +1,181 @@
+/**
+ * The ingest worker: a thin piscina entry point. All per-record logic lives in src/ as pure
+ * functions; this file wires them to the shared input arena, the item slots and the rings.
+ */
+import './stdout-guard.js';
+import { workerData, threadId } from 'node:worker_threads';
+import type { IngestTask, ItemResult, TaskItem, WarmupResult, WorkerInit, WorkerTask, WorkerResult } from '../src/pool/messages.js';
+import { SlotView, SLOT_APPLIED, SLOT_DUPLICATE } from '../src/pool/item-slots.js';
+import { StoreWriter } from '../src/shm/index.js';
+import { decodeFrame, processBatchFrame, processHttpBody, type BatchFrame } from '../src/domain/ingest/api.js';
+import { headerStripRedactor } from '../src/domain/ingest/api.js';
+import { warmupFrames } from './warmup.js';
+
+const init = workerData as WorkerInit;
+const arena = new Uint8Array(init.arena);
+const slots = new SlotView(init.slots);
+const writer = new StoreWriter(init.store, threadId);
+const chaos = new Int32Array(init.chaos);
+const redactor = headerStripRedactor;
+const scanLimits = { maxDepth: init.limits.maxDepth, maxElements: init.limits.maxElements };
+const limits = { max_events_per_batch: init.limits.maxEventsPerBatch, max_errors_per_ack: init.limits.maxErrorsPerAck };
+
+export default function run(task: WorkerTask): WorkerResult {
+  if (task.kind === 'warmup') return warmup(task.batches);
+  return ingest(task);
+}
+
+function ingest(task: IngestTask): WorkerResult {
+  // Within one task a session's items are in arrival order; track applied seqs as we go.
+  const applied = new Map<string, number>();
+  const results: ItemResult[] = new Array(task.items.length);
+  for (let i = 0; i < task.items.length; i++) {
+    const item = task.items[i]!;
+    results[i] = item.src === 'ws' ? wsItem(item, task.recvTime, applied) : httpItem(item, task.recvTime);
+  }
+  return { kind: 'ingest', results };
+}
+
+function view(item: TaskItem): Uint8Array {
+  return arena.subarray(item.off, item.off + item.len);
+}
+
+function wsItem(item: Extract<TaskItem, { src: 'ws' }>, recvTime: number, applied: Map<string, number>): ItemResult {
+  // A retried item whose first attempt committed before the worker died: answer, don't redo.
+  const prior = slots.read(item.slot);
+  if (prior.state === SLOT_APPLIED || prior.state === SLOT_DUPLICATE) {
+    if (item.session !== null) applied.set(item.session, Math.max(applied.get(item.session) ?? -1, prior.seq));
+    return { t: 'batch', seq: prior.seq, outcome: prior.state === SLOT_DUPLICATE ? 'duplicate' : 'applied', accepted: prior.accepted, rejected: prior.rejected };
+  }
+  const decoded = decodeFrame(view(item), scanLimits);
+  if (!decoded.ok) return { t: 'error', code: decoded.code, message: decoded.message };
+  const frame = decoded.frame;
+  switch (frame.t) {
+    case 'hello':
+      if (item.session !== null) return { t: 'error', code: 'duplicate_hello', message: 'hello was already received on this connection; ignored' };
+      return {
+        t: 'hello',
+        v: frame.v,
+        client: frame.client,
+        version: frame.version,
+        session: frame.session,
+        last_acked_seq: frame.last_acked_seq,
+        token: frame.token,
+      };
+    case 'ping':
+      return { t: 'ping', ts: frame.ts };
+    case 'pong':
+      return { t: 'pong', ts: frame.ts };
+    case 'result':
+      return { t: 'result', id: frame.id, status: frame.status, result: frame.result, error: frame.error };
+    case 'batch':
+      return batchItem(item, frame, recvTime, applied);
+    default:
+      return { t: 'error', code: 'unknown_frame_type', message: `frame type ${JSON.stringify((frame as { t: unknown }).t)} is not accepted from producers` };
+  }
+}
+
+function batchItem(item: Extract<TaskItem, { src: 'ws' }>, frame: BatchFrame, recvTime: number, applied: Map<string, number>): ItemResult {
+  if (item.session === null) return { t: 'error', code: 'hello_required', message: 'the first frame must be hello' };
+  const seq = frame.seq;
+  slots.noteSeq(item.slot, seq);
+  const last = applied.get(item.session) ?? item.applied;
+  if (item.shed) return { t: 'batch', seq, outcome: 'nack', code: 'overloaded', accepted: 0, rejected: 0 };
+  if (last >= 0 && seq <= last) {
+    // At most once per (session, seq): acknowledge again, store nothing.
+    const counts = countArrays(frame);
+    writer.commit(
+      { recvTime, records: [], received: counts, rejected: zeros(), dropped: dropList(counts, 'duplicate') },
+      () => slots.write(item.slot, SLOT_DUPLICATE, 0, 0, seq),
+    );
+    return { t: 'batch', seq, outcome: 'duplicate', accepted: 0, rejected: 0 };
+  }
+  if (last >= 0 && seq !== last + 1) {
+    return { t: 'batch', seq, outcome: 'nack', code: 'out_of_order', accepted: 0, rejected: 0 };
+  }
+  maybeCrash(frame);
+  const out = processBatchFrame(frame, { recvTime, redactor, limits });
+  const dropped: Array<[number, 'redaction_failed', number]> = [];
+  const accepted = out.records.length;
+  const rejected = sum(out.rejected);
+  const res = writer.commit(
+    { recvTime, records: out.records, received: out.received, rejected: out.rejected, dropped: [...dropped] },
+    () => slots.write(item.slot, SLOT_APPLIED, accepted, rejected, seq),
+  );
+  applied.set(item.session, seq);
+  const errors = out.errors.length ? out.errors : undefined;
+  const tooLarge = res.tooLarge;
+  return {
+    t: 'batch',
+    seq,
+    outcome: 'applied',
+    accepted: accepted - tooLarge,
+    rejected: rejected + tooLarge,
+    ...(errors ? { errors } : {}),
+  };
+}
+
+function httpItem(item: Extract<TaskItem, { src: 'http' }>, recvTime: number): ItemResult {
+  const prior = slots.read(item.slot);
+  if (prior.state === SLOT_APPLIED) {
+    return { t: 'http', status: 200, body: { received: prior.accepted + prior.rejected, accepted: prior.accepted, rejected: prior.rejected } };
+  }
+  if (item.shed) {
+    return { t: 'http', status: 503, body: { error: 'overloaded', message: 'server is overloaded; retry after the delay', retry_after_ms: init.retryAfterMs } };
+  }
+  const out = processHttpBody(item.route, view(item), { recvTime, redactor, limits });
+  if (!out.ok) return { t: 'http', status: 400, body: { error: out.code, message: out.message } };
+  const accepted = out.records.length;
+  const rejected = sum(out.rejected);
+  const res = writer.commit(
+    { recvTime, records: out.records, received: out.received, rejected: out.rejected, dropped: [] },
+    () => slots.write(item.slot, SLOT_APPLIED, accepted, rejected, -1),
+  );
+  const total = accepted + rejected;
+  const body: Record<string, unknown> = { received: total, accepted: accepted - res.tooLarge, rejected: rejected + res.tooLarge };
+  if (out.errors.length) body.errors = out.errors;
+  // All records refused: the request as a whole was invalid.
+  return { t: 'http', status: total > 0 && accepted === 0 ? 400 : 200, body };
+}
+
+function maybeCrash(frame: BatchFrame): void {
+  if (!init.faultInjection) return;
+  if (frame.page_url === 'gasoline:crash') process.exit(70);
+  if (frame.page_url === 'gasoline:crash-once' && Atomics.compareExchange(chaos, 0, 0, 1) === 0) process.exit(70);
+}
+
+const BATCH_KEYS = ['logs', 'network', 'network_bodies', 'ws_events', 'actions', 'perf', 'ext_logs'] as const;
+
+function countArrays(frame: BatchFrame): number[] {
+  return BATCH_KEYS.map((k) => {
+    const a = (frame as Record<string, unknown>)[k];
+    return Array.isArray(a) ? a.length : 0;
+  });
+}
+
+function zeros(): number[] {
+  return BATCH_KEYS.map(() => 0);
+}
+
+function dropList(counts: number[], reason: 'duplicate'): Array<[number, 'duplicate', number]> {
+  const out: Array<[number, 'duplicate', number]> = [];
+  counts.forEach((n, k) => {
+    if (n > 0) out.push([k, reason, n]);
+  });
+  return out;
+}
+
+function sum(a: number[]): number {
+  let s = 0;
+  for (const n of a) s += n;
+  return s;
+}
+
+function warmup(batches: number): WarmupResult {
+  const t0 = performance.now();
+  for (const bytes of warmupFrames(batches)) {
+    const d = decodeFrame(bytes, scanLimits);
+    if (d.ok && d.frame.t === 'batch') processBatchFrame(d.frame, { recvTime: Date.now(), redactor, limits });
+  }
+  return { kind: 'warmup', batches, micros: Math.round((performance.now() - t0) * 1000) };
+}
