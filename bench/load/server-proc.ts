@@ -37,7 +37,7 @@ export async function startServer(o: SpawnOptions): Promise<ServerProc> {
       : [join(ROOT, 'dist/bench/load/ceiling-server.js'), '--port', String(o.port), ...(o.seqOffset !== undefined ? ['--seq-offset', String(o.seqOffset)] : [])];
   const env: NodeJS.ProcessEnv = {
     ...process.env,
-    GASOLINE_LOG_LEVEL: 'warn',
+    GASOLINE_LOG_LEVEL: 'info', // the readiness signal is the info line "ingest server listening"
     GASOLINE_STATE_DIR: mkdtempSync(join(tmpdir(), 'gasoline-bench-')),
   };
   if (o.threads !== undefined) env.GASOLINE_THREADS = String(o.threads);
@@ -49,7 +49,11 @@ export async function startServer(o: SpawnOptions): Promise<ServerProc> {
   });
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${o.kind} did not say "listening" within ${o.startTimeoutMs ?? 20_000} ms; stderr:\n${err}`)), o.startTimeoutMs ?? 20_000);
+    const timer = setTimeout(() => {
+      // never leave a half-started server holding the port for the next profile
+      child.kill('SIGKILL');
+      reject(new Error(`${o.kind} did not say "listening" within ${o.startTimeoutMs ?? 20_000} ms; stderr:\n${err}`));
+    }, o.startTimeoutMs ?? 20_000);
     const onData = (): void => {
       if (/listening/i.test(err)) {
         clearTimeout(timer);
