@@ -1,0 +1,57 @@
+/**
+ * Micro benchmark of a worker's per-batch work on one 100-record batch of realistic mixed
+ * records (the load generator's frames): pre-scan, decode, then validate + redact + normalize +
+ * encode. Run: `node dist/bench/micro/pipeline.bench.js`; `pnpm bench` runs it too.
+ */
+import { pathToFileURL } from 'node:url';
+import { Bench } from 'tinybench';
+import { buildFramePool } from '../load/frames.js';
+import { prescanMsgpack } from '../../src/domain/wire/prescan.js';
+import { decodeFrame } from '../../src/domain/wire/decode.js';
+import { processBatchFrame } from '../../src/domain/ingest/process.js';
+import { headerStripRedactor } from '../../src/domain/ingest/redactor.js';
+import type { BatchFrame } from '../../src/domain/wire/schemas.js';
+import type { MicroResult } from './ring.bench.js';
+
+export async function runPipelineBench(): Promise<MicroResult[]> {
+  const frames = buildFramePool(42, 64).frames;
+  const limits = { maxDepth: 32, maxElements: 500_000 };
+  const ctx = { recvTime: Date.now(), redactor: headerStripRedactor, limits: { max_events_per_batch: 1000, max_errors_per_ack: 20 } };
+  const decoded = frames.map((f) => {
+    const d = decodeFrame(f, limits);
+    if (!d.ok || d.frame.t !== 'batch') throw new Error('bench frame did not decode');
+    return d.frame;
+  });
+  // processBatchFrame mutates records; give every run its own copy, made outside the timing
+  const copies: BatchFrame[] = [];
+  let i = 0;
+  const bench = new Bench({ time: 700 });
+  bench
+    .add('pre-scan 100-record frame', () => {
+      prescanMsgpack(frames[i++ % 64]!, limits);
+    })
+    .add('pre-scan + decode 100-record frame', () => {
+      decodeFrame(frames[i++ % 64]!, limits);
+    })
+    .add(
+      'validate + redact + normalize + encode 100 records',
+      () => {
+        processBatchFrame(copies.pop()!, ctx);
+      },
+      { beforeEach: () => void copies.push(structuredClone(decoded[i++ % 64]!)) },
+    )
+    .add('whole worker path for one batch', () => {
+      const d = decodeFrame(frames[i++ % 64]!, limits);
+      if (d.ok && d.frame.t === 'batch') processBatchFrame(d.frame, ctx);
+    });
+  await bench.run();
+  return bench.tasks.map((t) => {
+    const r = t.result;
+    if (r.state !== 'completed') throw new Error(`bench task ${t.name} ended ${r.state}`);
+    return { name: t.name, opsPerSec: Math.round(r.throughput.mean), meanUs: Math.round(r.latency.mean * 100_000) / 100, p99Us: Math.round(r.latency.p99 * 100_000) / 100 };
+  });
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  console.table(await runPipelineBench());
+}
