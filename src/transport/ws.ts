@@ -75,11 +75,15 @@ export class WsEdge {
   readonly conns = new Set<Conn>();
   readonly sessions: SessionTable;
   private readonly queues = new Map<Session, QueuedFrame[]>();
+  private readonly queuedBytes = new Map<Session, number>();
+  /** One producer may hold at most this much of the input arena waiting for its turn. */
+  private readonly sessionQueueCap: number;
   private nextConnId = 1;
   private accepting = true;
 
   constructor(private readonly o: WsEdgeOptions) {
     this.sessions = new SessionTable(o.config.limits.max_sessions);
+    this.sessionQueueCap = Math.max(o.config.limits.max_frame * 2, Math.floor(o.config.pool.input_bytes / 8));
   }
 
   producers(): ProducerInfo[] {
@@ -259,6 +263,14 @@ export class WsEdge {
   }
 
   private enqueue(session: Session, f: QueuedFrame): void {
+    const bytes = (this.queuedBytes.get(session) ?? 0) + f.slice.len;
+    if (bytes > this.sessionQueueCap) {
+      // A producer far ahead of its acks is closed alone, before it can crowd out the others.
+      this.o.pool.arena.release(f.slice);
+      this.closeWith(f.conn, 'overloaded', `over ${this.sessionQueueCap} bytes queued; keep a bounded window of unacknowledged batches`);
+      return;
+    }
+    this.queuedBytes.set(session, bytes);
     let q = this.queues.get(session);
     if (!q) this.queues.set(session, (q = []));
     q.push(f);
@@ -271,10 +283,14 @@ export class WsEdge {
     const q = this.queues.get(session);
     if (!q || q.length === 0) {
       this.queues.delete(session);
+      this.queuedBytes.delete(session);
       return;
     }
     const pool = this.o.pool;
     const take = q.splice(0, this.o.config.pool.max_items_per_task);
+    let taken = 0;
+    for (const f of take) taken += f.slice.len;
+    this.queuedBytes.set(session, (this.queuedBytes.get(session) ?? taken) - taken);
     const shed = pool.overloaded();
     const group: Pending[] = [];
     let remaining = 0;

@@ -1,0 +1,44 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { pack } from 'msgpackr';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { IngestServer } from '../../src/transport/server.js';
+import { expectBalanced } from '../helpers/accounting.js';
+import { batch, logRecord, Producer } from '../helpers/producer.js';
+import { startTestServer } from '../helpers/server.js';
+
+const SLOW_READER = fileURLToPath(new URL('../fixtures/tools/slow-reader.py', import.meta.url));
+let server: IngestServer;
+
+beforeAll(async () => {
+  server = await startTestServer({ limits: { ws_max_backpressure: 64 * 1024 } });
+});
+afterAll(async () => {
+  await server.close();
+});
+
+describe('uWS backpressure', () => {
+  it('a producer that stops reading gets bounded buffering, then is closed; nobody else notices', async () => {
+    const other = await Producer.connect(server.port);
+    await other.hello(`other-${process.pid}`);
+    const hello = { t: 'hello', v: 1, client: 'bench', version: 'x', session: `slow-${process.pid}` };
+    // every duplicate hello earns an error frame the slow reader never reads
+    const child = spawn('python3', [SLOW_READER, String(server.port), Buffer.from(pack(hello)).toString('hex'), Buffer.from(pack(hello)).toString('hex'), '200000'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const exited = new Promise<void>((r) => child.on('exit', () => r()));
+    let seq = 0;
+    const end = Date.now() + 60_000;
+    while ((server.stats.closes.overloaded ?? 0) + (server.stats.closes.input_full ?? 0) < 1) {
+      if (Date.now() > end) throw new Error(`never closed: ${JSON.stringify(server.stats.snapshot())}`);
+      other.send(batch(seq++, { logs: [logRecord(seq)] }));
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await exited;
+    // the other producer was served throughout and still is
+    other.send(batch(seq, { logs: [logRecord(seq)] }));
+    expect((await other.ackFor(seq, 10_000)).seq).toBe(seq);
+    expect(server.ws.conns.size).toBe(1);
+    expect(server.stats.nacks.overloaded ?? 0, 'the other producer was never refused').toBe(0);
+    other.close();
+    await expectBalanced(server);
+  }, 90_000);
+});
