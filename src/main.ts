@@ -38,6 +38,16 @@ export async function run(config: Readonly<Config>): Promise<void> {
     return;
   }
 
+  const { startMcpStdio } = await import('./mcp/index.js');
+  const mcp = await startMcpStdio({
+    config,
+    server,
+    ...(portError ? { portError } : {}),
+    stdin: process.stdin,
+    stdout: process.stdout,
+    onClose: (reason: string) => void lifecycle.shutdown(reason, 0),
+  });
+  // Shutdown order: stop answering the agent, then stop intake and the workers.
+  lifecycle.onShutdown(() => mcp.close());
   lifecycle.onShutdown(closeServer);
-  throw new Error('the embedded MCP stdio mode is not in this build yet; run with --server');
 }

@@ -1,0 +1,119 @@
+/**
+ * Per-client state: read cursors ("what's new since I last looked"), checkpoints and noise
+ * rules. Shared telemetry lives once in the rings; a client's view is cursors and filters.
+ */
+import { createHash } from 'node:crypto';
+import { KIND_COUNT } from '../domain/kinds.js';
+
+export interface Checkpoint {
+  name: string;
+  created_at: string;
+  /** per kind: the ordinal that was next when the checkpoint was made */
+  ords: number[];
+}
+
+export interface NoiseRule {
+  id: string;
+  field: 'message' | 'source' | 'url';
+  pattern: string;
+  re: RegExp;
+  builtin: boolean;
+  hits: number;
+}
+
+const MAX_CHECKPOINTS = 50;
+const MAX_NOISE_RULES = 100;
+
+const BUILTIN_NOISE: Array<[NoiseRule['field'], string]> = [
+  ['url', 'favicon\\.ico'],
+  ['message', '^\\[(?:vite|HMR|webpack|WDS)\\]'],
+  ['message', 'Download the React DevTools'],
+  ['message', 'DevTools failed to load source map'],
+];
+
+export class ClientState {
+  readonly cursors: number[] = new Array<number>(KIND_COUNT).fill(0);
+  readonly checkpoints = new Map<string, Checkpoint>();
+  readonly noise: NoiseRule[] = [];
+  private nextRule = 1;
+
+  constructor(readonly id: string) {
+    for (const [field, pattern] of BUILTIN_NOISE) this.addNoise(field, pattern, true);
+  }
+
+  addNoise(field: NoiseRule['field'], pattern: string, builtin = false): NoiseRule {
+    if (this.noise.length >= MAX_NOISE_RULES) throw new Error(`at most ${MAX_NOISE_RULES} noise rules; remove one first`);
+    const problem = unsafePattern(pattern);
+    if (problem) throw new Error(`pattern refused: ${problem}`);
+    const rule: NoiseRule = { id: `n${this.nextRule++}`, field, pattern, re: new RegExp(pattern, 'i'), builtin, hits: 0 };
+    this.noise.push(rule);
+    return rule;
+  }
+
+  removeNoise(id: string): boolean {
+    const i = this.noise.findIndex((r) => r.id === id);
+    if (i < 0) return false;
+    this.noise.splice(i, 1);
+    return true;
+  }
+
+  /** The rule that hides this record, if any. */
+  noisy(rec: Record<string, unknown>): NoiseRule | undefined {
+    for (const r of this.noise) {
+      const v = r.field === 'url' ? (rec.url ?? rec.request_url) : rec[r.field];
+      if (typeof v === 'string' && r.re.test(v)) {
+        r.hits++;
+        return r;
+      }
+    }
+    return undefined;
+  }
+
+  addCheckpoint(name: string, ords: number[]): Checkpoint {
+    if (!this.checkpoints.has(name) && this.checkpoints.size >= MAX_CHECKPOINTS) throw new Error(`at most ${MAX_CHECKPOINTS} checkpoints; delete one first`);
+    const cp = { name, created_at: new Date().toISOString(), ords: [...ords] };
+    this.checkpoints.set(name, cp);
+    return cp;
+  }
+}
+
+/**
+ * Noise patterns run on page content on the main thread: refuse what can backtrack
+ * catastrophically (nested or adjacent unbounded quantifiers, backreferences) and long patterns.
+ */
+export function unsafePattern(p: string): string | null {
+  if (p.length > 200) return 'longer than 200 characters';
+  try {
+    new RegExp(p);
+  } catch (e) {
+    return (e as Error).message;
+  }
+  if (/\\\d/.test(p)) return 'backreferences are not allowed';
+  if (/\((?:[^()\\]|\\.)*[+*](?:[^()\\]|\\.)*\)\s*[+*{]/.test(p)) return 'a quantified group containing a quantifier can backtrack catastrophically';
+  if (/[+*]\)?[+*]/.test(p.replace(/\\./g, ''))) return 'adjacent quantifiers can backtrack catastrophically';
+  return null;
+}
+
+/** Explicit id, else derived from the working directory, so one project keeps its cursors. */
+export function deriveClientId(explicit: string | undefined, cwd = process.cwd()): string {
+  if (explicit) return explicit;
+  return `cwd-${createHash('sha256').update(cwd).digest('hex').slice(0, 12)}`;
+}
+
+/** Bounded registry of client states (one per MCP client identity). */
+export class ClientRegistry {
+  private readonly map = new Map<string, ClientState>();
+  constructor(private readonly max = 64) {}
+  get(id: string): ClientState {
+    let s = this.map.get(id);
+    if (!s) {
+      if (this.map.size >= this.max) {
+        const oldest = this.map.keys().next().value;
+        if (oldest !== undefined) this.map.delete(oldest);
+      }
+      s = new ClientState(id);
+      this.map.set(id, s);
+    }
+    return s;
+  }
+}

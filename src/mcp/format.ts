@@ -1,0 +1,68 @@
+/**
+ * One compact line per record. Page text is JSON-quoted: it is data from the page, never
+ * instructions, and quoting keeps newlines and look-alike markup from bleeding into the result.
+ */
+import { kindName } from '../domain/kinds.js';
+import type { Hit, Rec } from './query.js';
+
+const q = (v: unknown, max = 500): string => {
+  const s = typeof v === 'string' ? v : JSON.stringify(v);
+  return JSON.stringify(s.length > max ? `${s.slice(0, max)}…` : s);
+};
+
+export function clock(ms: number): string {
+  if (!Number.isFinite(ms)) return '--:--:--';
+  return new Date(ms).toISOString().slice(11, 23);
+}
+
+function host(url: unknown): string {
+  if (typeof url !== 'string') return '';
+  return url.length > 200 ? `${url.slice(0, 200)}…` : url;
+}
+
+export function line(h: Hit): string {
+  const r = h.rec;
+  const t = clock(h.clientTime);
+  const tab = h.tab >= 0 ? ` tab=${h.tab}` : '';
+  switch (kindName(h.kind)) {
+    case 'logs':
+    case 'ext_logs': {
+      if (r.type === 'network') {
+        return `${t} ${String(r.level).toUpperCase()} network ${String(r.method ?? 'GET')} ${host(r.request_url)} → ${r.status ?? 'failed'}${r.error ? ` ${q(r.error, 200)}` : ''}${r.response ? ` body=${q(r.response, 300)}` : ''}${tab}`;
+      }
+      const src = r.source ?? (r.filename ? `${String(r.filename)}:${String(r.lineno ?? '')}` : '');
+      const args = Array.isArray(r.args) && r.args.length ? ` args=${q(r.args, 300)}` : '';
+      const frame = typeof r.stack === 'string' ? ` at ${q(firstFrame(r.stack), 200)}` : '';
+      return `${t} ${String(r.level).toUpperCase()} ${String(r.type)} ${q(r.message)}${args}${src ? ` (${String(src)})` : ''}${frame}${tab}`;
+    }
+    case 'network':
+      return `${t} ${String(r.method)} ${host(r.url)} → ${String(r.status)} ${Math.round(Number(r.duration))}ms${r.transfer_size !== undefined ? ` ${String(r.transfer_size)}B` : ''}${r.error ? ` ${q(r.error, 200)}` : ''}${tab}`;
+    case 'network_bodies':
+      return `${t} ${String(r.method)} ${host(r.url)} → ${String(r.status)}${r.content_type ? ` [${String(r.content_type)}]` : ''}${r.request_body ? ` req=${q(r.request_body, 400)}` : ''}${r.response_body ? ` res=${q(r.response_body, 600)}` : ''}${tab}`;
+    case 'ws_events':
+      return `${t} ws ${String(r.id)} ${String(r.event)}${r.direction ? ` ${r.direction === 'incoming' ? '←' : '→'}` : ''}${r.data !== undefined ? ` ${q(r.data, 300)}` : ''}${r.code !== undefined ? ` code=${String(r.code)}` : ''}${r.reason ? ` ${q(r.reason, 100)}` : ''}${r.url ? ` ${host(r.url)}` : ''}${tab}`;
+    case 'actions': {
+      const sel = r.selectors as Rec | undefined;
+      const target = sel ? (sel.test_id ? `[data-testid=${String(sel.test_id)}]` : sel.aria_label ? `[aria-label=${q(sel.aria_label, 80)}]` : sel.id ? `#${String(sel.id)}` : sel.text ? `text=${q(sel.text, 80)}` : String(sel.css_path ?? '')) : '';
+      const extra = r.type === 'navigate' ? ` ${host(r.from_url)} → ${host(r.to_url)}` : r.value !== undefined ? ` value=${q(r.value, 100)}` : r.key ? ` key=${String(r.key)}` : '';
+      return `${t} ${String(r.type)}${target ? ` ${target}` : ''}${extra}${r.source === 'agent' ? ' (agent)' : ''}${tab}`;
+    }
+    case 'perf': {
+      const timing = (r.timing ?? {}) as Rec;
+      const parts = Object.entries(timing)
+        .filter(([, v]) => typeof v === 'number')
+        .map(([k, v]) => `${k}=${k === 'cls' ? Number(v).toFixed(3) : Math.round(Number(v))}`);
+      return `${t} perf ${host(r.url)} ${parts.join(' ')}${tab}`;
+    }
+  }
+}
+
+function firstFrame(stack: string): string {
+  const l = stack.split('\n').find((x, i) => i > 0 && x.trim().startsWith('at '));
+  return (l ?? '').trim().slice(3);
+}
+
+/** The record's text for `contains` matching. */
+export function text(r: Rec): string {
+  return JSON.stringify(r);
+}

@@ -1,0 +1,95 @@
+/**
+ * Bounded scans over the rings for tool calls. The main thread must stay responsive (push
+ * notifications share it), so every call examines at most `maxScan` records, decodes only what
+ * passes a cheap byte prefilter, and hands back a cursor to continue.
+ */
+import type { StoreReader, RecordHeader } from '../shm/index.js';
+
+export type Rec = Record<string, unknown>;
+
+export interface Hit {
+  seq: number;
+  ord: number;
+  kind: number;
+  recvTime: number;
+  clientTime: number;
+  tab: number;
+  rec: Rec;
+}
+
+export interface ScanSpec {
+  kind: number;
+  from: number;
+  limit: number;
+  maxScan: number;
+  /** any of these byte strings must occur in the payload (cheap, before JSON.parse) */
+  anyOf?: Buffer[];
+  /** all of these must occur */
+  allOf?: Buffer[];
+  match?: (rec: Rec, h: RecordHeader) => boolean;
+  /** records hidden (noise) are counted, not returned */
+  hide?: (rec: Rec) => boolean;
+  tab?: number | undefined;
+}
+
+export interface ScanResult {
+  hits: Hit[];
+  matched: number;
+  hidden: number;
+  scanned: number;
+  missed: number;
+  /** ordinal to continue from: after the last returned hit, or after the scan when none */
+  next: number;
+  /** true when the scan reached the newest record */
+  atEnd: boolean;
+}
+
+const CHUNK = 512;
+
+export function decode(payload: Uint8Array): Rec {
+  return JSON.parse(Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString('utf8')) as Rec;
+}
+
+export function scan(reader: StoreReader, s: ScanSpec): ScanResult {
+  const hits: Hit[] = [];
+  let matched = 0;
+  let hidden = 0;
+  let scanned = 0;
+  let missed = 0;
+  let ord = s.from;
+  let next = s.from;
+  let atEnd = false;
+  const filter = s.anyOf || s.allOf || s.tab !== undefined
+    ? (v: { bytes: Buffer; tab: number }) => {
+        if (s.tab !== undefined && v.tab !== s.tab) return false;
+        if (s.allOf && !s.allOf.every((b) => v.bytes.indexOf(b) >= 0)) return false;
+        if (s.anyOf && !s.anyOf.some((b) => v.bytes.indexOf(b) >= 0)) return false;
+        return true;
+      }
+    : undefined;
+  while (scanned < s.maxScan) {
+    const r = reader.read(s.kind, ord, CHUNK, { ...(filter ? { filter } : {}), maxScan: Math.min(CHUNK * 8, s.maxScan - scanned) });
+    missed += r.missed;
+    scanned += r.scanned;
+    for (const rec of r.records) {
+      const obj = decode(rec.payload);
+      if (s.match && !s.match(obj, rec)) continue;
+      if (s.hide?.(obj)) {
+        hidden++;
+        continue;
+      }
+      matched++;
+      if (hits.length < s.limit) {
+        hits.push({ seq: rec.seq, ord: rec.ord, kind: rec.kind, recvTime: rec.recvTime, clientTime: rec.clientTime, tab: rec.tab, rec: obj });
+        next = rec.ord + 1;
+      }
+    }
+    if (hits.length < s.limit) next = r.next;
+    ord = r.next;
+    if (r.atEnd) {
+      atEnd = true;
+      break;
+    }
+  }
+  return { hits, matched, hidden, scanned, missed, next, atEnd };
+}

@@ -1,0 +1,204 @@
+/**
+ * analyze: conclusions over what was captured — performance regressions, changes since a
+ * checkpoint, error clusters, security findings. Each scan is bounded; answers are summaries.
+ */
+import { z } from 'zod';
+import { kindId } from '../../domain/kinds.js';
+import { errorSignature, pathTemplate } from '../../domain/query/signature.js';
+import { regressions, type Metric } from '../../domain/query/vitals.js';
+import { clock } from '../format.js';
+import { scan, type Hit } from '../query.js';
+import { perfByUrl } from './observe.js';
+import type { ToolContext, ToolResult } from './context.js';
+
+export const ANALYZE_TARGETS = ['performance', 'changes', 'error_clusters', 'security'] as const;
+
+export const AnalyzeInput = {
+  target: z.enum(ANALYZE_TARGETS).describe('performance|changes|error_clusters|security'),
+  checkpoint: z.string().max(100).optional().describe('changes: checkpoint name (configure action:"checkpoint")'),
+  url: z.string().max(500).optional().describe('url substring'),
+  limit: z.number().int().min(1).max(200).optional(),
+};
+
+type Args = { [K in keyof typeof AnalyzeInput]: z.infer<(typeof AnalyzeInput)[K]> };
+
+const MAX_SCAN = 50_000;
+
+export function analyze(ctx: ToolContext, a: Args): ToolResult {
+  const reader = ctx.reader();
+  if (typeof reader === 'string') return ctx.error(reader);
+  switch (a.target) {
+    case 'performance':
+      return ctx.text(perf(ctx, a));
+    case 'error_clusters':
+      return ctx.text(clusters(ctx, a));
+    case 'security':
+      return ctx.text(security(ctx, a));
+    case 'changes': {
+      if (!a.checkpoint) return ctx.error('changes needs checkpoint: create one first with configure({action:"checkpoint", checkpoint_action:"create", name:"before-fix"})');
+      const cp = ctx.client.checkpoints.get(a.checkpoint);
+      if (!cp) return ctx.error(`no checkpoint "${a.checkpoint}"; list them with configure({action:"checkpoint", checkpoint_action:"list"})`);
+      return ctx.text(changes(ctx, cp.ords, cp.name, cp.created_at));
+    }
+  }
+}
+
+function perf(ctx: ToolContext, a: Args): string {
+  const out: string[] = [];
+  let urls = 0;
+  for (const [url, snaps] of perfByUrl(ctx)) {
+    if (a.url && !url.includes(a.url)) continue;
+    urls++;
+    if (snaps.length < 2) continue;
+    const regs = regressions(baselineOf(snaps.slice(0, -1).map((s) => s.timing)), snaps[snaps.length - 1]!.timing);
+    if (regs.length) out.push(`${url}: ${regs.map((r) => `${r.metric} ${fmt(r.metric, r.baseline)}→${fmt(r.metric, r.current)} (${r.change})`).join(', ')}`);
+  }
+  if (!urls) return 'performance: no page-load snapshots captured';
+  return out.length ? `performance: ${out.length} of ${urls} URLs regressed against their baseline (median of earlier loads)\n${out.join('\n')}` : `performance: no regressions across ${urls} URLs (timing > +20 % or CLS > +0.1 against the baseline)`;
+}
+
+function fmt(m: Metric, v: number): string {
+  return m === 'cls' ? v.toFixed(3) : `${Math.round(v)}ms`;
+}
+
+/** Median of earlier loads per metric: one slow outlier does not move the baseline. */
+function baselineOf(timings: Array<Partial<Record<Metric, number | null>>>): Partial<Record<Metric, number>> {
+  const out: Partial<Record<Metric, number>> = {};
+  for (const m of ['ttfb', 'fcp', 'lcp', 'cls', 'inp', 'dom_content_loaded', 'load'] as Metric[]) {
+    const vals = timings.map((t) => t[m]).filter((v): v is number => typeof v === 'number').sort((x, y) => x - y);
+    if (vals.length) out[m] = vals[Math.floor(vals.length / 2)]!;
+  }
+  return out;
+}
+
+interface Cluster {
+  sig: string;
+  count: number;
+  first: number;
+  last: number;
+  example: Hit;
+}
+
+function errorHits(ctx: ToolContext, from?: number): Hit[] {
+  const reader = ctx.reader() as Exclude<ReturnType<ToolContext['reader']>, string>;
+  const k = kindId('logs');
+  return scan(reader, {
+    kind: k,
+    from: from ?? reader.tailOrd(k),
+    limit: MAX_SCAN,
+    maxScan: MAX_SCAN,
+    anyOf: [Buffer.from('"level":"error"'), Buffer.from('"type":"exception"'), Buffer.from('"type":"network"')],
+    match: (r) => r.level === 'error' || r.type === 'exception' || (r.type === 'network' && (Number(r.status ?? 0) >= 400 || r.error !== undefined)),
+    hide: (r) => ctx.client.noisy(r) !== undefined,
+  }).hits;
+}
+
+function clusterOf(hits: Hit[]): Cluster[] {
+  const by = new Map<string, Cluster>();
+  for (const h of hits) {
+    const sig = errorSignature(h.rec);
+    const c = by.get(sig);
+    if (c) {
+      c.count++;
+      c.last = h.clientTime;
+    } else by.set(sig, { sig, count: 1, first: h.clientTime, last: h.clientTime, example: h });
+  }
+  return [...by.values()].sort((x, y) => y.count - x.count || y.last - x.last);
+}
+
+function clusters(ctx: ToolContext, a: Args): string {
+  const cs = clusterOf(errorHits(ctx));
+  if (!cs.length) return 'error_clusters: no errors buffered';
+  const limit = a.limit ?? 20;
+  const rows = cs.slice(0, limit).map((c) => `${c.count}× ${JSON.stringify(c.sig)} first ${clock(c.first)} last ${clock(c.last)}`);
+  return `error_clusters: ${cs.length} distinct signatures over ${cs.reduce((n, c) => n + c.count, 0)} errors${cs.length > limit ? ` (top ${limit})` : ''}\n${rows.join('\n')}`;
+}
+
+function changes(ctx: ToolContext, ords: number[], name: string, at: string): string {
+  const reader = ctx.reader() as Exclude<ReturnType<ToolContext['reader']>, string>;
+  const logsK = kindId('logs');
+  const before = new Set(clusterOf(errorHits(ctx).filter((h) => h.ord < ords[logsK]!)).map((c) => c.sig));
+  const after = clusterOf(errorHits(ctx, Math.max(ords[logsK]!, reader.tailOrd(logsK))));
+  const newSigs = after.filter((c) => !before.has(c.sig));
+  const netK = kindId('network');
+  const failing = (from: number, to: number): Map<string, number> => {
+    const m = new Map<string, number>();
+    for (const h of scan(reader, { kind: netK, from, limit: MAX_SCAN, maxScan: MAX_SCAN, match: (r, hdr) => hdr.ord < to && (Number(r.status) >= 400 || Number(r.status) === 0 || r.error !== undefined) }).hits) {
+      const key = `${String(h.rec.method)} ${pathTemplate(String(h.rec.url))} → ${String(h.rec.status)}`;
+      m.set(key, (m.get(key) ?? 0) + 1);
+    }
+    return m;
+  };
+  const failedBefore = failing(reader.tailOrd(netK), ords[netK]!);
+  const failedAfter = failing(Math.max(ords[netK]!, reader.tailOrd(netK)), Number.MAX_SAFE_INTEGER);
+  const newlyFailing = [...failedAfter].filter(([k]) => !failedBefore.has(k));
+  const wsK = kindId('ws_events');
+  const wsErrors = scan(reader, { kind: wsK, from: Math.max(ords[wsK]!, reader.tailOrd(wsK)), limit: 50, maxScan: MAX_SCAN, match: (r) => r.event === 'error' || (r.event === 'close' && r.code !== 1000 && r.code !== 1001) }).hits;
+  const perfK = kindId('perf');
+  const perfDeltas: string[] = [];
+  for (const [url, snaps] of perfByUrl(ctx)) {
+    const cut = scan(reader, { kind: perfK, from: Math.max(ords[perfK]!, reader.tailOrd(perfK)), limit: 1000, maxScan: MAX_SCAN, match: (r) => r.url === url }).hits;
+    if (!cut.length || snaps.length === cut.length) continue;
+    const regs = regressions(baselineOf(snaps.slice(0, snaps.length - cut.length).map((s) => s.timing)), cut[cut.length - 1]!.rec.timing as Partial<Record<Metric, number | null>>);
+    if (regs.length) perfDeltas.push(`${url}: ${regs.map((r) => `${r.metric} ${r.change}`).join(', ')}`);
+  }
+  const lines = [`changes since checkpoint "${name}" (${at}):`];
+  lines.push(newSigs.length ? `new error signatures (${newSigs.length}):` : 'new error signatures: none');
+  for (const c of newSigs.slice(0, 20)) lines.push(`  ${c.count}× ${JSON.stringify(c.sig)}`);
+  lines.push(newlyFailing.length ? `newly failing endpoints (${newlyFailing.length}):` : 'newly failing endpoints: none');
+  for (const [k, n] of newlyFailing.slice(0, 20)) lines.push(`  ${n}× ${k}`);
+  lines.push(perfDeltas.length ? `performance regressions:\n  ${perfDeltas.join('\n  ')}` : 'performance regressions: none');
+  lines.push(wsErrors.length ? `new WebSocket errors/abnormal closes (${wsErrors.length}): ${wsErrors.slice(0, 10).map((h) => `${String(h.rec.id)} ${String(h.rec.event)}${h.rec.code !== undefined ? `(${String(h.rec.code)})` : ''}`).join(', ')}` : 'new WebSocket errors: none');
+  return lines.join('\n');
+}
+
+function security(ctx: ToolContext, a: Args): string {
+  const reader = ctx.reader() as Exclude<ReturnType<ToolContext['reader']>, string>;
+  const findings = new Map<string, { severity: string; what: string; where: string; count: number }>();
+  const add = (severity: string, what: string, where: string): void => {
+    const key = `${what}|${where}`;
+    const f = findings.get(key);
+    if (f) f.count++;
+    else findings.set(key, { severity, what, where, count: 1 });
+  };
+  const credParam = /[?&](?:password|passwd|pwd|token|access_token|api_key|apikey|secret|client_secret|auth|session)=/i;
+  for (const kind of ['network', 'network_bodies'] as const) {
+    const k = kindId(kind);
+    for (const h of scan(reader, { kind: k, from: reader.tailOrd(k), limit: MAX_SCAN, maxScan: MAX_SCAN }).hits) {
+      const url = String(h.rec.url ?? '');
+      if (a.url && !url.includes(a.url)) continue;
+      const where = pathTemplate(url);
+      if (/^[a-z]+:\/\/[^/?#]*@/i.test(url)) add('high', 'credentials in URL (userinfo)', where);
+      if (credParam.test(url)) add('high', 'credential-like query parameter in URL', where);
+      const page = String(h.rec.page_url ?? '');
+      if (page.startsWith('https:') && url.startsWith('http:')) add('medium', 'mixed content (http request from an https page)', where);
+      if (kind !== 'network_bodies') continue;
+      const headers = lower((h.rec.response_headers ?? {}) as Record<string, string>);
+      const setCookie = headers['set-cookie'];
+      if (setCookie && !setCookie.includes('[REDACTED')) {
+        for (const c of setCookie.split(/\n|,(?=\s*[^;=]+=)/)) {
+          const name = c.split('=')[0]!.trim();
+          if (!/;\s*secure/i.test(c) && url.startsWith('https:')) add('medium', `cookie ${name} without Secure`, where);
+          if (!/;\s*httponly/i.test(c)) add('low', `cookie ${name} without HttpOnly`, where);
+        }
+      }
+      const ctype = String(h.rec.content_type ?? headers['content-type'] ?? '');
+      if (ctype.includes('text/html') && Object.keys(headers).length) {
+        if (!headers['content-security-policy']) add('medium', 'document without Content-Security-Policy', where);
+        if (!headers['x-content-type-options']) add('low', 'document without X-Content-Type-Options: nosniff', where);
+        if (url.startsWith('https:') && !headers['strict-transport-security']) add('low', 'https document without Strict-Transport-Security', where);
+        if (!headers['x-frame-options'] && !/frame-ancestors/i.test(headers['content-security-policy'] ?? '')) add('low', 'document without X-Frame-Options or frame-ancestors', where);
+      }
+    }
+  }
+  if (!findings.size) return 'security: no findings in captured traffic (turn on network body capture in the extension for header checks)';
+  const order = { high: 0, medium: 1, low: 2 } as Record<string, number>;
+  const rows = [...findings.values()].sort((x, y) => order[x.severity]! - order[y.severity]! || y.count - x.count).slice(0, a.limit ?? 50);
+  return `security: ${findings.size} findings\n${rows.map((f) => `[${f.severity}] ${f.what} — ${f.where}${f.count > 1 ? ` (${f.count}×)` : ''}`).join('\n')}`;
+}
+
+function lower(h: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h)) out[k.toLowerCase()] = v;
+  return out;
+}

@@ -1,0 +1,131 @@
+/**
+ * configure: health, clearing (the caller's cursors, or — destructive — the shared buffers),
+ * checkpoints, noise rules and a small per-project key/value store.
+ */
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { KINDS, KIND_COUNT } from '../../domain/kinds.js';
+import type { ToolContext, ToolResult } from './context.js';
+
+export const ConfigureInput = {
+  action: z.enum(['health', 'clear', 'checkpoint', 'noise_rule', 'store']).describe('health|clear|checkpoint|noise_rule|store'),
+  scope: z.enum(['mine', 'all']).optional().describe('clear: mine (default, your cursors) | all (empties shared buffers for every client)'),
+  checkpoint_action: z.enum(['create', 'list', 'delete']).optional(),
+  noise_action: z.enum(['add', 'remove', 'list']).optional(),
+  store_action: z.enum(['get', 'set', 'delete', 'list']).optional(),
+  name: z.string().min(1).max(100).optional().describe('checkpoint name'),
+  field: z.enum(['message', 'source', 'url']).optional().describe('noise_rule add'),
+  pattern: z.string().min(1).max(200).optional().describe('noise_rule add: regex, case-insensitive'),
+  id: z.string().max(20).optional().describe('noise_rule remove'),
+  key: z.string().min(1).max(200).optional(),
+  value: z.string().max(65_536).optional(),
+};
+
+type Args = { [K in keyof typeof ConfigureInput]: z.infer<(typeof ConfigureInput)[K]> };
+
+export interface ConfigureDeps {
+  stateDir: string;
+  mcpHealth: () => Record<string, unknown>;
+}
+
+const MAX_STORE_KEYS = 1000;
+
+export async function configure(ctx: ToolContext, deps: ConfigureDeps, a: Args): Promise<ToolResult> {
+  switch (a.action) {
+    case 'health':
+      return ctx.text(JSON.stringify({ ...(ctx.server ? ctx.server.health() : { status: 'no_ingest', reason: ctx.reader() }), mcp: deps.mcpHealth() }));
+    case 'clear':
+      return clear(ctx, a);
+    case 'checkpoint':
+      return checkpoint(ctx, a);
+    case 'noise_rule':
+      return noise(ctx, a);
+    case 'store':
+      return store(ctx, deps, a);
+  }
+}
+
+async function clear(ctx: ToolContext, a: Args): Promise<ToolResult> {
+  const reader = ctx.reader();
+  if (typeof reader === 'string') return ctx.error(reader);
+  if ((a.scope ?? 'mine') === 'mine') {
+    for (let k = 0; k < KIND_COUNT; k++) ctx.client.cursors[k] = reader.latestOrd(k);
+    return ctx.text('cleared your read cursors: observe now shows only what arrives from here on (other clients and the buffers are untouched)');
+  }
+  // The commit lock is never waited for on main: retry on later ticks, bounded.
+  for (let i = 0; i < 200; i++) {
+    if (reader.tryClear(KINDS.map((_k, id) => id))) return ctx.text('DESTRUCTIVE: emptied the shared buffers for every client; cleared records are counted in health');
+    await new Promise((r) => setImmediate(r));
+  }
+  return ctx.error('the buffers are busy with ingest right now; try again');
+}
+
+function checkpoint(ctx: ToolContext, a: Args): ToolResult {
+  const act = a.checkpoint_action ?? 'list';
+  if (act === 'list') {
+    const cps = [...ctx.client.checkpoints.values()];
+    return ctx.text(cps.length ? `checkpoints:\n${cps.map((c) => `${c.name} ${c.created_at}`).join('\n')}` : 'no checkpoints; create one with checkpoint_action:"create", name:"..."');
+  }
+  if (!a.name) return ctx.error(`checkpoint_action:"${act}" needs name`);
+  if (act === 'delete') return ctx.client.checkpoints.delete(a.name) ? ctx.text(`deleted checkpoint "${a.name}"`) : ctx.error(`no checkpoint "${a.name}"`);
+  const reader = ctx.reader();
+  if (typeof reader === 'string') return ctx.error(reader);
+  try {
+    ctx.client.addCheckpoint(a.name, KINDS.map((_k, id) => reader.latestOrd(id)));
+  } catch (e) {
+    return ctx.error((e as Error).message);
+  }
+  return ctx.text(`checkpoint "${a.name}" created; later: analyze({target:"changes", checkpoint:"${a.name}"})`);
+}
+
+function noise(ctx: ToolContext, a: Args): ToolResult {
+  const act = a.noise_action ?? 'list';
+  if (act === 'list') return ctx.text(`noise rules (matching records are hidden from observe and counted):\n${ctx.client.noise.map((r) => `${r.id} ${r.field} /${r.pattern}/i${r.builtin ? ' (default)' : ''} hits=${r.hits}`).join('\n')}`);
+  if (act === 'remove') {
+    if (!a.id) return ctx.error('noise_action:"remove" needs id (see noise_action:"list")');
+    return ctx.client.removeNoise(a.id) ? ctx.text(`removed noise rule ${a.id}`) : ctx.error(`no noise rule ${a.id}`);
+  }
+  if (!a.pattern || !a.field) return ctx.error('noise_action:"add" needs field (message|source|url) and pattern (regex)');
+  try {
+    const r = ctx.client.addNoise(a.field, a.pattern);
+    return ctx.text(`added noise rule ${r.id}: ${r.field} /${r.pattern}/i`);
+  } catch (e) {
+    return ctx.error((e as Error).message);
+  }
+}
+
+function storeFile(deps: ConfigureDeps, client: string): string {
+  return join(deps.stateDir, 'store', `${client.replace(/[^a-zA-Z0-9_.-]/g, '_')}.json`);
+}
+
+function readStore(file: string): Record<string, string> {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
+  } catch {
+    return {};
+  }
+}
+
+function store(ctx: ToolContext, deps: ConfigureDeps, a: Args): ToolResult {
+  const file = storeFile(deps, ctx.client.id);
+  const data = readStore(file);
+  const act = a.store_action ?? 'list';
+  if (act === 'list') return ctx.text(Object.keys(data).length ? `store keys: ${Object.keys(data).join(', ')}` : 'store is empty');
+  if (!a.key) return ctx.error(`store_action:"${act}" needs key`);
+  if (act === 'get') return a.key in data ? ctx.text(data[a.key]!) : ctx.error(`no key "${a.key}" (store_action:"list" shows keys)`);
+  if (act === 'delete') delete data[a.key];
+  else {
+    if (a.value === undefined) return ctx.error('store_action:"set" needs value');
+    if (!(a.key in data) && Object.keys(data).length >= MAX_STORE_KEYS) return ctx.error(`store holds at most ${MAX_STORE_KEYS} keys`);
+    data[a.key] = a.value;
+  }
+  try {
+    mkdirSync(join(deps.stateDir, 'store'), { recursive: true });
+    writeFileSync(`${file}.tmp`, JSON.stringify(data));
+    renameSync(`${file}.tmp`, file);
+  } catch (e) {
+    return ctx.error(`could not write the store under ${deps.stateDir}: ${(e as Error).message}`);
+  }
+  return ctx.text(act === 'delete' ? `deleted "${a.key}"` : `stored "${a.key}"`);
+}

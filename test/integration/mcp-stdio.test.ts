@@ -1,0 +1,89 @@
+/** The real process over stdio with the SDK's own client: what an agent's MCP config runs. */
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { describe, expect, it } from 'vitest';
+import { batch, logRecord, Producer } from '../helpers/producer.js';
+
+const BIN = fileURLToPath(new URL('../../bin/gasoline', import.meta.url));
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const env = (port: number): Record<string, string> => ({ PATH: process.env.PATH ?? '', HOME: '/tmp/gasoline-test-home', GASOLINE_STATE_DIR: '/tmp/gasoline-test-state', GASOLINE_THREADS: '1', GASOLINE_PORT: String(port), GASOLINE_LOG_LEVEL: 'warn' });
+
+describe('gasoline over stdio', () => {
+  it('initializes, lists the tools, answers observe from real ingested data, and exits when stdin closes', async () => {
+    const port = await freePort();
+    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN], env: env(port), stderr: 'pipe' });
+    const client = new Client({ name: 'test', version: '1' });
+    await client.connect(transport);
+    expect(client.getInstructions()).toContain('observe');
+    const tools = await client.listTools();
+    expect(tools.tools.map((t) => t.name).sort()).toEqual(['analyze', 'configure', 'observe']);
+    const schemaChars = JSON.stringify(tools.tools).length;
+    expect(schemaChars).toBeLessThan(10_000);
+
+    const p = await Producer.connect(port);
+    await p.hello('stdio-test');
+    p.send(batch(0, { logs: [logRecord(1, { message: 'TypeError: cannot read x of undefined', type: 'exception' })] }));
+    await p.ackFor(0);
+    const r = await client.callTool({ name: 'observe', arguments: { what: 'errors' } });
+    const text = (r.content as Array<{ text: string }>)[0]!.text;
+    expect(text).toContain('1 matched, 1 shown');
+    expect(text).toContain('TypeError: cannot read x of undefined');
+    const again = await client.callTool({ name: 'observe', arguments: { what: 'errors' } });
+    expect((again.content as Array<{ text: string }>)[0]!.text).toContain('0 matched');
+    p.close();
+
+    const pid = transport.pid!;
+    const t0 = Date.now();
+    await client.close(); // closes stdin
+    await new Promise<void>((resolve, reject) => {
+      const check = setInterval(() => {
+        try {
+          process.kill(pid, 0);
+          if (Date.now() - t0 > 5000) reject(new Error('still running 5 s after stdin closed'));
+        } catch {
+          clearInterval(check);
+          resolve();
+        }
+      }, 50);
+    });
+    expect(Date.now() - t0).toBeLessThan(3000);
+  }, 30_000);
+
+  it('answers a malformed line with a JSON-RPC error and keeps serving; every stdout line is JSON-RPC', async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, [BIN], { env: env(port), stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+    child.stdin.write('{not json\n');
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } })}\n`);
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'nope', arguments: {} } })}\n`);
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'observe', arguments: { what: 'bogus' } } })}\n`);
+    const t0 = Date.now();
+    while (out.split('\n').filter(Boolean).length < 4 && Date.now() - t0 < 15_000) await new Promise((r) => setTimeout(r, 50));
+    child.stdin.end();
+    expect(await exited).toBe(0);
+    const lines = out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, any>);
+    expect(lines.every((l) => l.jsonrpc === '2.0')).toBe(true);
+    expect(lines.find((l) => l.id === null)?.error.code).toBe(-32700);
+    expect(lines.find((l) => l.id === 1)?.result.serverInfo.name).toBe('gasoline');
+    expect(lines.find((l) => l.id === 2)!.error.code).toBe(-32602);
+    const bad = lines.find((l) => l.id === 3)!;
+    expect(bad.result.isError).toBe(true);
+    expect(bad.result.content[0].text).toContain('what');
+  }, 30_000);
+});
