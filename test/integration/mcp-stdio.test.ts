@@ -86,4 +86,37 @@ describe('gasoline over stdio', () => {
     expect(bad.result.isError).toBe(true);
     expect(bad.result.content[0].text).toContain('what');
   }, 30_000);
+
+  it('hammered: ingest running while 200 tool calls are in flight, every stdout line is one whole JSON-RPC message', async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, [BIN], { env: env(port), stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+    const rpc = (id: number, method: string, params: unknown): void => void child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+    rpc(1, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } });
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+    let p: Producer | undefined;
+    for (let i = 0; i < 100 && !p; i++) {
+      p = await Producer.connect(port).catch(() => undefined);
+      if (!p) await new Promise((r) => setTimeout(r, 100));
+    }
+    await p!.hello('hammer');
+    let seq = 0;
+    const pump = setInterval(() => {
+      for (let i = 0; i < 5; i++) p!.send(batch(seq++, { logs: Array.from({ length: 50 }, (_, j) => logRecord(j, { message: `noise ${j} ${'z'.repeat(100)}` })) }));
+    }, 5);
+    for (let i = 0; i < 200; i++) rpc(100 + i, 'tools/call', { name: 'observe', arguments: { what: i % 2 ? 'logs' : 'timeline', limit: 100, from: 'start' } });
+    const t0 = Date.now();
+    while (out.split('\n').filter((l) => l.includes('"id":')).length < 201 && Date.now() - t0 < 30_000) await new Promise((r) => setTimeout(r, 50));
+    clearInterval(pump);
+    p!.close();
+    child.stdin.end();
+    expect(await exited).toBe(0);
+    const lines = out.split('\n');
+    expect(lines.pop()).toBe('');
+    const msgs = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(msgs.every((m) => m.jsonrpc === '2.0')).toBe(true);
+    expect(new Set(msgs.map((m) => m.id)).size).toBe(201);
+  }, 60_000);
 });

@@ -12,10 +12,28 @@ export interface Redactor {
 
 const SENSITIVE_HEADER = /^(authorization|proxy-authorization|cookie|set-cookie|x-api-key)$|token|secret|key|password|auth/i;
 
+/** Cookie values go; names and attributes (Secure, HttpOnly, SameSite…) stay for security analysis. */
+function redactSetCookie(v: string): string {
+  return v
+    .split('\n')
+    .map((c) => c.replace(/^(\s*[^=;\s]+)=[^;]*/, '$1=[REDACTED:cookie]'))
+    .join('\n');
+}
+
+function redactCookie(v: string): string {
+  return v.replace(/(^|;\s*)([^=;\s]+)=[^;]*/g, '$1$2=[REDACTED:cookie]');
+}
+
 function stripHeaders(h: unknown): void {
   if (!h || typeof h !== 'object') return;
   const map = h as Record<string, unknown>;
-  for (const name of Object.keys(map)) if (SENSITIVE_HEADER.test(name)) map[name] = '[REDACTED:header]';
+  for (const name of Object.keys(map)) {
+    const lower = name.toLowerCase();
+    const v = map[name];
+    if (lower === 'set-cookie' && typeof v === 'string') map[name] = redactSetCookie(v);
+    else if (lower === 'cookie' && typeof v === 'string') map[name] = redactCookie(v);
+    else if (SENSITIVE_HEADER.test(name)) map[name] = '[REDACTED:header]';
+  }
 }
 
 export const headerStripRedactor: Redactor = {

@@ -8,7 +8,7 @@ const RULES: Array<[RegExp, string]> = [
   [/\b[0-9a-f]{12,}\b/gi, '<hash>'],
   [/"[^"\n]{0,200}"/g, '"<s>"'],
   [/'[^'\n]{0,200}'/g, "'<s>'"],
-  [/\b\d+(\.\d+)?\b/g, '<n>'],
+  [/\d+(\.\d+)?/g, '<n>'],
 ];
 
 export function normalizeMessage(msg: string): string {

@@ -66,7 +66,8 @@ function baselineOf(timings: Array<Partial<Record<Metric, number | null>>>): Par
   const out: Partial<Record<Metric, number>> = {};
   for (const m of ['ttfb', 'fcp', 'lcp', 'cls', 'inp', 'dom_content_loaded', 'load'] as Metric[]) {
     const vals = timings.map((t) => t[m]).filter((v): v is number => typeof v === 'number').sort((x, y) => x - y);
-    if (vals.length) out[m] = vals[Math.floor(vals.length / 2)]!;
+    const mid = vals.length >> 1;
+    if (vals.length) out[m] = vals.length % 2 ? vals[mid]! : (vals[mid - 1]! + vals[mid]!) / 2;
   }
   return out;
 }
@@ -175,7 +176,7 @@ function security(ctx: ToolContext, a: Args): string {
       if (kind !== 'network_bodies') continue;
       const headers = lower((h.rec.response_headers ?? {}) as Record<string, string>);
       const setCookie = headers['set-cookie'];
-      if (setCookie && !setCookie.includes('[REDACTED')) {
+      if (setCookie) {
         for (const c of setCookie.split(/\n|,(?=\s*[^;=]+=)/)) {
           const name = c.split('=')[0]!.trim();
           if (!/;\s*secure/i.test(c) && url.startsWith('https:')) add('medium', `cookie ${name} without Secure`, where);

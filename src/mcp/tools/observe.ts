@@ -56,10 +56,14 @@ export function observe(ctx: ToolContext, a: Args): ToolResult {
       return ctx.text(performance(ctx, a));
     case 'page':
       return ctx.text(page(ctx));
-    case 'error_bundles':
-      return ctx.text(errorBundles(ctx, a));
-    default:
-      return ctx.text(list(ctx, a));
+    case 'error_bundles': {
+      const out = errorBundles(ctx, a);
+      return out.startsWith('ERROR ') ? ctx.error(out.slice(6)) : ctx.text(out);
+    }
+    default: {
+      const out = list(ctx, a);
+      return out.startsWith('ERROR ') ? ctx.error(out.slice(6)) : ctx.text(out);
+    }
   }
 }
 

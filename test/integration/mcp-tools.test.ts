@@ -1,0 +1,225 @@
+/** Every tool behaviour, in process: the SDK's Client over its in-memory transport, records ingested through the real pipeline. */
+import { mkdtempSync } from 'node:fs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { createMcpServer } from '../../src/mcp/server.js';
+import type { IngestServer } from '../../src/transport/server.js';
+import { batch, logRecord, Producer } from '../helpers/producer.js';
+import { startTestServer } from '../helpers/server.js';
+
+let server: IngestServer;
+let producer: Producer;
+let seq = 0;
+const stateDir = mkdtempSync('/tmp/gasoline-mcp-');
+
+async function agent(clientId: string): Promise<Client> {
+  const config = loadConfig({ env: {}, flags: { state_dir: stateDir, port: server.port } });
+  const mcp = createMcpServer({ config, server, clientId });
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await mcp.connect(a);
+  const client = new Client({ name: clientId, version: '1' });
+  await client.connect(b);
+  return client;
+}
+
+async function call(c: Client, name: string, args: Record<string, unknown>): Promise<{ text: string; isError: boolean }> {
+  const r = await c.callTool({ name, arguments: args });
+  return { text: (r.content as Array<{ text: string }>).map((x) => x.text).join('\n'), isError: r.isError === true };
+}
+
+async function send(records: Record<string, unknown[]>, extra: Record<string, unknown> = {}): Promise<void> {
+  const s = seq++;
+  producer.send(batch(s, records, extra));
+  await producer.ackFor(s);
+}
+
+const now = Date.now();
+
+beforeAll(async () => {
+  server = await startTestServer();
+  producer = await Producer.connect(server.port);
+  await producer.hello('mcp-tools');
+  await send({
+    logs: [
+      logRecord(1, { level: 'info', message: 'app booted' }),
+      logRecord(2, { level: 'warn', message: 'slow render 340ms' }),
+      { ts: now, level: 'error', type: 'exception', message: 'TypeError: x is undefined', stack: 'TypeError: x is undefined\n    at render (http://127.0.0.1:3000/app.js:10:5)' },
+      { ts: now, level: 'error', type: 'network', message: 'POST /api/users 500', method: 'POST', request_url: 'http://127.0.0.1:3000/api/users', status: 500, response: '{"error":"db down"}' },
+      logRecord(3, { level: 'error', message: 'GET http://127.0.0.1:3000/favicon.ico 404', url: 'http://127.0.0.1:3000/favicon.ico' }),
+    ],
+    network: [
+      { ts: now - 2000, method: 'GET', url: 'http://127.0.0.1:3000/api/items', status: 200, duration: 20, page_url: 'https://app.test/' },
+      { ts: now - 1000, method: 'POST', url: 'http://127.0.0.1:3000/api/users', status: 500, duration: 45 },
+    ],
+    network_bodies: [
+      { ts: now, method: 'GET', url: 'https://app.test/', status: 200, content_type: 'text/html', response_headers: { 'content-type': 'text/html', 'set-cookie': 'sid=abc; Path=/' }, response_body: '<html>' },
+    ],
+    ws_events: [
+      { ts: now - 3000, event: 'open', id: 'ws1', url: 'ws://127.0.0.1:3000/live' },
+      { ts: now - 2500, event: 'message', id: 'ws1', direction: 'incoming', data: '{"tick":1}' },
+      { ts: now - 2400, event: 'message', id: 'ws1', direction: 'outgoing', data: '{"ping":1}' },
+      { ts: now - 100, event: 'close', id: 'ws1', code: 1006 },
+    ],
+    actions: [{ ts: now - 1500, type: 'click', url: 'http://127.0.0.1:3000/', selectors: { test_id: 'save', text: 'Save' } }],
+    perf: [
+      { ts: now - 60_000, url: 'http://127.0.0.1:3000/', timing: { ttfb: 100, fcp: 800, lcp: 1200, cls: 0.01, inp: 80, dom_content_loaded: 900, load: 1500 } },
+      { ts: now - 30_000, url: 'http://127.0.0.1:3000/', timing: { ttfb: 110, fcp: 820, lcp: 1250, cls: 0.02, inp: 90, dom_content_loaded: 950, load: 1550 } },
+      { ts: now, url: 'http://127.0.0.1:3000/', timing: { ttfb: 105, fcp: 830, lcp: 2600, cls: 0.2, inp: 85, dom_content_loaded: 960, load: 1600 } },
+    ],
+  });
+});
+afterAll(async () => {
+  producer.close();
+  await server.close();
+});
+
+describe('observe', () => {
+  it('errors: exceptions and failed requests, noise hidden and counted, then nothing new', async () => {
+    const c = await agent('a1');
+    const r = await call(c, 'observe', { what: 'errors' });
+    expect(r.text).toMatch(/errors \(new since your last look\): 2 matched, 2 shown; 1 hidden by noise rules/);
+    expect(r.text).toContain('"TypeError: x is undefined"');
+    expect(r.text).toContain('POST http://127.0.0.1:3000/api/users → 500');
+    expect((await call(c, 'observe', { what: 'errors' })).text).toContain('0 matched, 0 shown');
+    // a second agent has its own cursors and sees everything
+    const other = await agent('a2');
+    expect((await call(other, 'observe', { what: 'errors' })).text).toContain('2 matched');
+  });
+
+  it('logs with min_level, contains, limit and a cursor to continue', async () => {
+    const c = await agent('b1');
+    const warn = await call(c, 'observe', { what: 'logs', min_level: 'warn', from: 'start' });
+    expect(warn.text).not.toContain('app booted');
+    expect(warn.text).toContain('slow render');
+    const one = await call(c, 'observe', { what: 'logs', from: 'start', limit: 1 });
+    expect(one.text).toContain('1 shown');
+    const cursor = /after:"([^"]+)"/.exec(one.text)![1]!;
+    const rest = await call(c, 'observe', { what: 'logs', after: cursor, limit: 10 });
+    expect(rest.text).toContain('slow render');
+    expect(rest.text).not.toContain('app booted');
+    expect((await call(c, 'observe', { what: 'logs', from: 'start', contains: 'DB DOWN' })).text).toContain('1 matched');
+    const bad = await call(c, 'observe', { what: 'logs', after: 'zz.zz.zz' });
+    expect(bad.isError).toBe(true);
+  });
+
+  it('network with method and status range; network_bodies; actions', async () => {
+    const c = await agent('c1');
+    const net = await call(c, 'observe', { what: 'network', method: 'post', status_min: 500 });
+    expect(net.text).toContain('1 matched');
+    expect(net.text).toContain('/api/users → 500');
+    expect((await call(c, 'observe', { what: 'network_bodies' })).text).toContain('[text/html]');
+    expect((await call(c, 'observe', { what: 'actions' })).text).toContain('click [data-testid=save]');
+  });
+
+  it('websocket_events filters by connection and direction; websocket_status summarizes', async () => {
+    const c = await agent('d1');
+    const out = await call(c, 'observe', { what: 'websocket_events', connection_id: 'ws1', direction: 'outgoing' });
+    expect(out.text).toContain('1 matched');
+    const st = await call(c, 'observe', { what: 'websocket_status' });
+    expect(st.text).toMatch(/ws1 closed\(1006\) ws:\/\/127.0.0.1:3000\/live in=1 out=1/);
+  });
+
+  it('performance rates the latest vitals; page says where the tab is; timeline merges kinds in order', async () => {
+    const c = await agent('e1');
+    const perf = await call(c, 'observe', { what: 'performance' });
+    expect(perf.text).toContain('lcp=2600(needs-improvement)');
+    expect(perf.text).toContain('[3 loads]');
+    expect((await call(c, 'observe', { what: 'page' })).text).toContain('http://127.0.0.1:3000/');
+    const tl = await call(c, 'observe', { what: 'timeline', limit: 500 });
+    const kinds = tl.text.split('\n').slice(1);
+    expect(kinds.length).toBeGreaterThan(10);
+  });
+
+  it('error_bundles attach the actions and requests just before each error', async () => {
+    const c = await agent('f1');
+    const b = await call(c, 'observe', { what: 'error_bundles', window_s: 10 });
+    expect(b.text).toContain('■');
+    expect(b.text).toContain('click [data-testid=save]');
+  });
+});
+
+describe('analyze', () => {
+  it('performance: regressions against the median baseline', async () => {
+    const c = await agent('g1');
+    const r = await call(c, 'analyze', { target: 'performance' });
+    expect(r.text).toMatch(/lcp 1225ms→2600ms \(\+112%\)/);
+    expect(r.text).toContain('cls');
+    expect(r.text).not.toContain('ttfb');
+  });
+
+  it('error_clusters group by normalized signature', async () => {
+    await send({ logs: [logRecord(10, { message: 'Request 123 failed after 45ms' }), logRecord(11, { message: 'Request 987 failed after 12ms' })] });
+    const c = await agent('g2');
+    expect((await call(c, 'analyze', { target: 'error_clusters' })).text).toContain('2× "Request <n> failed after <n>ms"');
+  });
+
+  it('changes since a checkpoint: new signatures and newly failing endpoints only', async () => {
+    const c = await agent('g3');
+    expect((await call(c, 'analyze', { target: 'changes', checkpoint: 'nope' })).isError).toBe(true);
+    expect((await call(c, 'configure', { action: 'checkpoint', checkpoint_action: 'create', name: 'before-fix' })).text).toContain('created');
+    await send({
+      logs: [{ ts: Date.now(), level: 'error', type: 'exception', message: 'RangeError: bad index' }, { ts: Date.now(), level: 'error', type: 'exception', message: 'TypeError: x is undefined', stack: 'TypeError: x is undefined\n    at render (http://127.0.0.1:3000/app.js:10:5)' }],
+      network: [{ ts: Date.now(), method: 'GET', url: 'http://127.0.0.1:3000/api/orders/17', status: 503, duration: 5 }],
+    });
+    const r = await call(c, 'analyze', { target: 'changes', checkpoint: 'before-fix' });
+    expect(r.text).toContain('RangeError: bad index');
+    expect(r.text).not.toContain('TypeError');
+    expect(r.text).toContain('GET 127.0.0.1:3000/api/orders/<n> → 503');
+    expect((await call(c, 'configure', { action: 'checkpoint', checkpoint_action: 'list' })).text).toContain('before-fix');
+  });
+
+  it('security: cookies without flags, missing headers, mixed content', async () => {
+    const c = await agent('g4');
+    const r = await call(c, 'analyze', { target: 'security' });
+    expect(r.text).toContain('cookie sid without Secure');
+    expect(r.text).toContain('cookie sid without HttpOnly');
+    expect(r.text).toContain('without Content-Security-Policy');
+    expect(r.text).toContain('mixed content');
+  });
+});
+
+describe('configure', () => {
+  it('health carries ingest counters and the MCP side', async () => {
+    const c = await agent('h1');
+    const h = JSON.parse((await call(c, 'configure', { action: 'health' })).text) as Record<string, any>;
+    expect(h.kinds.logs.stored).toBeGreaterThan(0);
+    expect(h.mcp).toBeDefined();
+  });
+
+  it('noise rules: add (unsafe patterns refused), list, remove', async () => {
+    const c = await agent('h2');
+    expect((await call(c, 'configure', { action: 'noise_rule', noise_action: 'add', field: 'message', pattern: '(a+)+$' })).isError).toBe(true);
+    const added = await call(c, 'configure', { action: 'noise_rule', noise_action: 'add', field: 'message', pattern: 'TypeError' });
+    const id = /rule (n\d+)/.exec(added.text)![1]!;
+    expect((await call(c, 'observe', { what: 'errors', from: 'start' })).text).toMatch(/hidden by noise rules/);
+    expect((await call(c, 'configure', { action: 'noise_rule', noise_action: 'list' })).text).toContain('TypeError');
+    expect((await call(c, 'configure', { action: 'noise_rule', noise_action: 'remove', id })).text).toContain('removed');
+  });
+
+  it('clear mine resets only the caller; clear all empties the buffers and says so', async () => {
+    const c = await agent('h3');
+    const other = await agent('h4');
+    expect((await call(c, 'configure', { action: 'clear' })).text).toContain('your read cursors');
+    expect((await call(c, 'observe', { what: 'logs' })).text).toContain('0 matched');
+    expect((await call(other, 'observe', { what: 'logs' })).text).not.toContain(' 0 matched');
+    const all = await call(c, 'configure', { action: 'clear', scope: 'all' });
+    expect(all.text).toContain('DESTRUCTIVE');
+    expect((await call(other, 'observe', { what: 'logs', from: 'start' })).text).toContain('0 matched');
+  });
+
+  it('store persists per project under the state dir', async () => {
+    const c = await agent('h5');
+    await call(c, 'configure', { action: 'store', store_action: 'set', key: 'note', value: 'login bug fixed' });
+    const again = await agent('h5');
+    expect((await call(again, 'configure', { action: 'store', store_action: 'get', key: 'note' })).text).toBe('login bug fixed');
+    expect((await call(again, 'configure', { action: 'store', store_action: 'get', key: 'missing' })).isError).toBe(true);
+  });
+
+  it('reads the guide resource', async () => {
+    const c = await agent('h6');
+    const r = await c.readResource({ uri: 'gasoline://guide' });
+    expect((r.contents[0] as { text: string }).text).toContain('# Gasoline guide');
+  });
+});
