@@ -20,6 +20,7 @@ import { runDispatchBench, type DispatchResult } from './micro/dispatch.bench.js
 import { runHttpLoad, type HttpLoadResult } from './load/http-load.js';
 import { ROOT } from './load/server-proc.js';
 import { runWsLoad, type WsLoadResult } from './load/ws-load.js';
+import { runObserveLoad } from './load/observe-load.js';
 
 export const SCHEMA_VERSION = 1;
 
@@ -28,6 +29,8 @@ export const TARGETS = {
   ws_events_per_s: 300_000,
   http_entries_per_s: 150_000,
   rss_over_ring_budget_mb: 200,
+  /** issue 4: observe p99 while ingest runs at half its measured maximum */
+  observe_p99_ms: 10,
 } as const;
 
 export interface Row {
@@ -310,6 +313,15 @@ async function main(): Promise<void> {
     // open loop at half the target: ack latency when the pool is not saturated
     const r = await runWsLoad({ server: 'gasoline', port: PORT_BASE + 3, ...ws, rate: TARGETS.ws_events_per_s / 2 });
     wsRows('ws-gasoline-paced', r, false);
+    return { status: 'ok', result: r };
+  });
+  await profile('observe-under-load', async () => {
+    const rate = TARGETS.ws_events_per_s / 2;
+    const r = await runObserveLoad({ port: PORT_BASE + 8, rate, durationMs: LOAD_MS });
+    const l = r.observe_latency;
+    const pass = target({ id: 'observe_p99_ms', profile: 'observe-under-load', metric: 'observe errors p99 ms', value: l.p99_ms, op: '<=', threshold: TARGETS.observe_p99_ms });
+    rows.push({ profile: 'observe-under-load', metric: `observe({what:"errors"}) over stdio, ${r.observe_calls} calls, p50 / p99 / max`, value: `${l.p50_ms} / ${l.p99_ms} / ${l.max_ms}`, unit: 'ms', target: `p99 ≤ ${TARGETS.observe_p99_ms}`, pass });
+    rows.push({ profile: 'observe-under-load', metric: 'ingest meanwhile (WS, open loop)', value: r.ingest_events_per_s, unit: 'events/s', note: `target rate ${fmt(rate)}/s` });
     return { status: 'ok', result: r };
   });
   const http = { durationMs: LOAD_MS, connections: 10 };

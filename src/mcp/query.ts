@@ -30,6 +30,8 @@ export interface ScanSpec {
   /** records hidden (noise) are counted, not returned */
   hide?: (rec: Rec) => boolean;
   tab?: number | undefined;
+  /** stop scanning after this many ms (checked between chunks): the main thread serves pushes too */
+  budgetMs?: number;
 }
 
 export interface ScanResult {
@@ -44,7 +46,7 @@ export interface ScanResult {
   atEnd: boolean;
 }
 
-const CHUNK = 512;
+const CHUNK = 256;
 
 export function decode(payload: Uint8Array): Rec {
   return JSON.parse(Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString('utf8')) as Rec;
@@ -67,7 +69,8 @@ export function scan(reader: StoreReader, s: ScanSpec): ScanResult {
         return true;
       }
     : undefined;
-  while (scanned < s.maxScan) {
+  const deadline = s.budgetMs !== undefined ? performance.now() + s.budgetMs : Infinity;
+  while (scanned < s.maxScan && performance.now() < deadline) {
     const r = reader.read(s.kind, ord, CHUNK, { ...(filter ? { filter } : {}), maxScan: Math.min(CHUNK * 8, s.maxScan - scanned) });
     missed += r.missed;
     scanned += r.scanned;

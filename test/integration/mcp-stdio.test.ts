@@ -28,6 +28,9 @@ describe('gasoline over stdio', () => {
     const client = new Client({ name: 'test', version: '1' });
     await client.connect(transport);
     expect(client.getInstructions()).toContain('observe');
+    await client.setLoggingLevel('warning'); // logging capability: setLevel is answered
+    const guide = await client.readResource({ uri: 'gasoline://guide' });
+    expect((guide.contents[0] as { text: string }).text).toContain('observe');
     const tools = await client.listTools();
     expect(tools.tools.map((t) => t.name).sort()).toEqual(['analyze', 'configure', 'observe']);
     const schemaChars = JSON.stringify(tools.tools).length;
@@ -119,4 +122,20 @@ describe('gasoline over stdio', () => {
     expect(msgs.every((m) => m.jsonrpc === '2.0')).toBe(true);
     expect(new Set(msgs.map((m) => m.id)).size).toBe(201);
   }, 60_000);
+
+  it('exits when stdout breaks (EPIPE)', async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, [BIN], { env: env(port), stdio: ['pipe', 'pipe', 'pipe'] });
+    const exited = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.stdout.destroy();
+    const t0 = Date.now();
+    for (let i = 0; i < 50 && child.exitCode === null; i++) {
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: i, method: 'ping' })}\n`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(await exited).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(8000);
+  }, 30_000);
 });

@@ -223,3 +223,19 @@ describe('configure', () => {
     expect((r.contents[0] as { text: string }).text).toContain('# Gasoline guide');
   });
 });
+
+describe('without an ingest server (port taken)', () => {
+  it('still answers, and every tool says what to do', async () => {
+    const config = loadConfig({ env: {}, flags: { state_dir: stateDir, port: 7890 } });
+    const mcp = createMcpServer({ config, server: null, portError: 'port 7890 on 127.0.0.1 is already in use', clientId: 'np' });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await mcp.connect(a);
+    const c = new Client({ name: 'np', version: '1' });
+    await c.connect(b);
+    const r = await call(c, 'observe', { what: 'errors' });
+    expect(r.isError).toBe(true);
+    expect(r.text).toContain('already in use');
+    expect(r.text).toContain('GASOLINE_PORT');
+    expect((await call(c, 'configure', { action: 'health' })).text).toContain('no_ingest');
+  });
+});

@@ -33,6 +33,8 @@ export const ObserveInput = {
 type Args = { [K in keyof typeof ObserveInput]: z.infer<(typeof ObserveInput)[K]> };
 
 const MAX_SCAN = 20_000;
+/** per call; a result cut by it says so and gives the cursor to go on */
+const BUDGET_MS = 2.5;
 const MAX_CHARS = 100_000;
 const LEVELS = ['debug', 'log', 'info', 'warn', 'error'];
 
@@ -125,7 +127,7 @@ function list(ctx: ToolContext, a: Args): string {
   const match = matcher(a);
   const hide = a.what === 'timeline' || a.what === 'errors' || a.what === 'logs' || a.what === 'network' ? (r: Rec) => ctx.client.noisy(r) !== undefined : undefined;
   const results: ScanResult[] = kinds.map((k, i) =>
-    scan(reader, { kind: kindId(k), from: start[i]!, limit, maxScan: Math.floor(MAX_SCAN / kinds.length), ...prefilter(a), match, ...(hide ? { hide } : {}), tab: a.tab_id }),
+    scan(reader, { kind: kindId(k), from: start[i]!, limit, maxScan: Math.floor(MAX_SCAN / kinds.length), budgetMs: BUDGET_MS / kinds.length, ...prefilter(a), match, ...(hide ? { hide } : {}), tab: a.tab_id }),
   );
   let hits: Hit[] = results.flatMap((r) => r.hits);
   const next = results.map((r) => r.next);
