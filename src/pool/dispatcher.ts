@@ -31,6 +31,8 @@ export interface DispatcherOptions {
   maxItems: number;
   maxBytes: number;
   maxInflight: number;
+  /** workers: what is queued is spread over this many tasks so no worker idles beside a busy one */
+  workers: number;
 }
 
 export interface DispatcherStats {
@@ -112,9 +114,14 @@ export class Dispatcher {
     while (this.inflightTasks < this.opts.maxInflight && this.queueHead < this.queue.length) {
       const batch: Pending[] = [];
       let bytes = 0;
+      let groups = 0;
+      const queuedGroups = this.queue.length - this.queueHead;
+      const freeTasks = Math.min(this.opts.maxInflight - this.inflightTasks, this.opts.workers);
+      const groupsPerTask = Math.max(1, Math.ceil(queuedGroups / Math.max(1, freeTasks)));
       while (this.queueHead < this.queue.length) {
         const g = this.queue[this.queueHead]!;
-        if (batch.length > 0 && (batch.length + g.entries.length > this.opts.maxItems || bytes + g.bytes > this.opts.maxBytes)) break;
+        if (batch.length > 0 && (groups >= groupsPerTask || batch.length + g.entries.length > this.opts.maxItems || bytes + g.bytes > this.opts.maxBytes)) break;
+        groups++;
         for (const p of g.entries) batch.push(p);
         bytes += g.bytes;
         this.queueHead++;

@@ -79,6 +79,7 @@ export class IngestPool implements TaskRunner {
       maxItems: p.max_items_per_task,
       maxBytes: p.max_bytes_per_task,
       maxInflight: p.threads * p.concurrent_tasks_per_worker,
+      workers: p.threads,
     });
   }
 
