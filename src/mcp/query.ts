@@ -46,7 +46,7 @@ export interface ScanResult {
   atEnd: boolean;
 }
 
-const CHUNK = 256;
+const CHUNK = 128;
 
 export function decode(payload: Uint8Array): Rec {
   return JSON.parse(Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString('utf8')) as Rec;

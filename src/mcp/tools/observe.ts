@@ -34,7 +34,7 @@ type Args = { [K in keyof typeof ObserveInput]: z.infer<(typeof ObserveInput)[K]
 
 const MAX_SCAN = 20_000;
 /** per call; a result cut by it says so and gives the cursor to go on */
-const BUDGET_MS = 2.5;
+const BUDGET_MS = 2;
 const MAX_CHARS = 100_000;
 const LEVELS = ['debug', 'log', 'info', 'warn', 'error'];
 
