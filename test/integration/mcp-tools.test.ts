@@ -100,6 +100,10 @@ describe('observe', () => {
     expect(rest.text).toContain('slow render');
     expect(rest.text).not.toContain('app booted');
     expect((await call(c, 'observe', { what: 'logs', from: 'start', contains: 'DB DOWN' })).text).toContain('1 matched');
+    const back = await call(c, 'observe', { what: 'logs', before: /after:"([^"]+)"/.exec(rest.text)?.[1] ?? cursor, limit: 1 });
+    expect(back.text).toContain('1 shown');
+    expect((await call(c, 'observe', { what: 'logs', from: 'start', tab_id: 7 })).text).not.toContain(' 0 matched');
+    expect((await call(c, 'observe', { what: 'logs', from: 'start', tab_id: 99 })).text).toContain(' 0 matched');
     const bad = await call(c, 'observe', { what: 'logs', after: 'zz.zz.zz' });
     expect(bad.isError).toBe(true);
   });

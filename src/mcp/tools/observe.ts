@@ -17,7 +17,8 @@ export const ObserveInput = {
   what: z.enum(OBSERVE_WHATS).describe('errors|logs|network|network_bodies|websocket_events|websocket_status|actions|performance|page|timeline|error_bundles'),
   limit: z.number().int().min(1).max(500).optional().describe('max records, default 50'),
   from: z.enum(['new', 'start']).optional().describe('new (default): unread by you; start: all buffered'),
-  after: z.string().max(200).optional().describe('cursor from a previous result'),
+  after: z.string().max(200).optional().describe('cursor from a previous result: continue forward'),
+  before: z.string().max(200).optional().describe('cursor: the records just before it (page back)'),
   url: z.string().max(500).optional().describe('url substring'),
   contains: z.string().max(500).optional().describe('text substring'),
   tab_id: z.number().int().optional(),
@@ -121,6 +122,7 @@ function startOrds(ctx: ToolContext, a: Args, kinds: Kind[]): number[] | string 
 function list(ctx: ToolContext, a: Args): string {
   const reader = ctx.reader() as Exclude<ReturnType<ToolContext['reader']>, string>;
   const kinds = KIND_OF[a.what]!;
+  if (a.before !== undefined) return listBefore(ctx, a, kinds);
   const start = startOrds(ctx, a, kinds);
   if (typeof start === 'string') return `ERROR ${start}`;
   const limit = a.limit ?? 50;
@@ -172,6 +174,33 @@ function list(ctx: ToolContext, a: Args): string {
   const cursor = encodeCursor(next);
   const more = !complete || cut >= 0 ? `\nmore: observe({what:"${a.what}", after:"${cursor}"})` : '';
   return `${head.join('; ')}${more}\n${lines.join('\n')}`.trimEnd();
+}
+
+/** Paging back: the `limit` matching records just before the cursor, oldest first. */
+function listBefore(ctx: ToolContext, a: Args, kinds: Kind[]): string {
+  const reader = ctx.reader() as Exclude<ReturnType<ToolContext['reader']>, string>;
+  const end = decodeCursor(a.before!, kinds.length);
+  if (!end) return `ERROR before: "${a.before}" is not a cursor of observe({what:"${a.what}"}); use a cursor from that result`;
+  const limit = a.limit ?? 50;
+  const match = matcher(a);
+  const hide = (r: Rec): boolean => ctx.client.noisy(r) !== undefined;
+  const back = Math.floor(MAX_SCAN / kinds.length);
+  let hits: Hit[] = [];
+  kinds.forEach((k, i) => {
+    const id = kindId(k);
+    const from = Math.max(reader.tailOrd(id), end[i]! - back);
+    const r = scan(reader, { kind: id, from, limit: back, maxScan: back, budgetMs: BUDGET_MS / kinds.length, ...prefilter(a), match: (rec, h) => h.ord < end[i]! && match(rec), hide, tab: a.tab_id });
+    hits.push(...r.hits);
+  });
+  hits.sort((x, y) => x.seq - y.seq);
+  hits = hits.slice(-limit);
+  const first = kinds.map((k, i) => {
+    const mine = hits.filter((h) => h.kind === kindId(k));
+    return mine.length ? mine[0]!.ord : end[i]!;
+  });
+  const lines = hits.map(line);
+  const earlier = hits.length === limit ? `\nearlier: observe({what:"${a.what}", before:"${encodeCursor(first)}"})` : '';
+  return `${a.what} (before cursor): ${hits.length} shown${earlier}\n${lines.join('\n')}`.trimEnd();
 }
 
 function websocketStatus(ctx: ToolContext, a: Args): string {
