@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { EXTENSION_ORIGIN } from './domain/extension-id.js';
+import { compileRedaction, RedactionConfigSchema } from './domain/redaction/index.js';
 
 const MiB = 1024 * 1024;
 const KiB = 1024;
@@ -76,6 +77,8 @@ export const ConfigSchema = z
     limits: LimitsSchema.default(LimitsSchema.parse({})),
     pool: PoolSchema.default(PoolSchema.parse({})),
     log_level: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+    /** user redaction rules and allowlist, added to the built-in rule set */
+    redaction: RedactionConfigSchema.default(RedactionConfigSchema.parse({})),
   })
   .strict();
 
@@ -170,6 +173,14 @@ export function loadConfig(sources: ConfigSources = {}): Readonly<Config> {
     for (const issue of result.error.issues) {
       const path = issue.path.length ? issue.path.join('.') : '(root)';
       problems.push(`${path}: ${issue.message}`);
+    }
+  }
+  if (result.success) {
+    // Fail closed: a redaction rule set that does not compile stops startup, naming the rule.
+    try {
+      compileRedaction(result.data.redaction);
+    } catch (e) {
+      problems.push((e as Error).message);
     }
   }
   if (problems.length || !result.success) throw new ConfigError(problems);

@@ -5,12 +5,15 @@
 import { mkdirSync } from 'node:fs';
 import type { Config } from './config.js';
 import { createLifecycle } from './lifecycle.js';
-import { log } from './log.js';
+import { log, setLogScrubber } from './log.js';
+import { compileRedaction } from './domain/redaction/index.js';
 import { PortInUseError, startIngestServer, type IngestServer } from './transport/server.js';
 import { EXIT } from './cli.js';
 import { VERSION } from './version.js';
 
 export async function run(config: Readonly<Config>): Promise<void> {
+  const scrub = compileRedaction(config.redaction);
+  setLogScrubber((line) => scrub.redactText(line));
   const lifecycle = createLifecycle({ deadlineMs: config.pool.shutdown_drain_ms + 3000 });
   try {
     mkdirSync(config.state_dir, { recursive: true });

@@ -8,7 +8,7 @@ import type { IngestTask, ItemResult, TaskItem, WarmupResult, WorkerInit, Worker
 import { SlotView, SLOT_APPLIED, SLOT_DUPLICATE } from '../src/pool/item-slots.js';
 import { StoreWriter } from '../src/shm/index.js';
 import { decodeFrame, processBatchFrame, processHttpBody, type BatchFrame } from '../src/domain/ingest/api.js';
-import { headerStripRedactor } from '../src/domain/ingest/api.js';
+import { compileRedaction } from '../src/domain/redaction/index.js';
 import { warmupFrames } from './warmup.js';
 
 const init = workerData as WorkerInit;
@@ -16,7 +16,8 @@ const arena = new Uint8Array(init.arena);
 const slots = new SlotView(init.slots);
 const writer = new StoreWriter(init.store, threadId);
 const chaos = new Int32Array(init.chaos);
-const redactor = headerStripRedactor;
+// Fail closed: a rule set that does not compile throws here and the pool never starts.
+const redactor = compileRedaction(init.redaction);
 const scanLimits = { maxDepth: init.limits.maxDepth, maxElements: init.limits.maxElements };
 const limits = { max_events_per_batch: init.limits.maxEventsPerBatch, max_errors_per_ack: init.limits.maxErrorsPerAck };
 

@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { KIND_COUNT } from '../domain/kinds.js';
+import { unsafeUserPattern } from '../domain/redaction/safe-regex.js';
 
 export interface Checkpoint {
   name: string;
@@ -77,21 +78,9 @@ export class ClientState {
   }
 }
 
-/**
- * Noise patterns run on page content on the main thread: refuse what can backtrack
- * catastrophically (nested or adjacent unbounded quantifiers, backreferences) and long patterns.
- */
+/** Noise patterns run on page content on the main thread: the redaction room's safety check, shorter. */
 export function unsafePattern(p: string): string | null {
-  if (p.length > 200) return 'longer than 200 characters';
-  try {
-    new RegExp(p);
-  } catch (e) {
-    return (e as Error).message;
-  }
-  if (/\\\d/.test(p)) return 'backreferences are not allowed';
-  if (/\((?:[^()\\]|\\.)*[+*](?:[^()\\]|\\.)*\)\s*[+*{]/.test(p)) return 'a quantified group containing a quantifier can backtrack catastrophically';
-  if (/[+*]\)?[+*]/.test(p.replace(/\\./g, ''))) return 'adjacent quantifiers can backtrack catastrophically';
-  return null;
+  return unsafeUserPattern(p, 200);
 }
 
 /** Explicit id, else derived from the working directory, so one project keeps its cursors. */

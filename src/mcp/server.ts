@@ -5,6 +5,7 @@
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Config } from '../config.js';
+import { compileRedaction } from '../domain/redaction/index.js';
 import { ClientRegistry, deriveClientId } from '../clients/client-state.js';
 import type { IngestServer } from '../transport/server.js';
 import { VERSION } from '../version.js';
@@ -31,7 +32,9 @@ export function createMcpServer(deps: McpDeps): McpServer {
   );
   const clients = new ClientRegistry();
   const clientId = deriveClientId(deps.clientId);
-  const redact = deps.redact ?? ((s: string) => s);
+  // Egress: every answer passes the same rule set the workers applied at ingest.
+  const engine = compileRedaction(deps.config.redaction);
+  const redact = deps.redact ?? ((s: string) => engine.redactText(s));
   const text = (s: string): ToolResult => ({ content: [{ type: 'text', text: redact(s) }] });
   const error = (s: string): ToolResult => ({ content: [{ type: 'text', text: redact(s) }], isError: true });
   const ctx = (): ToolContext => ({

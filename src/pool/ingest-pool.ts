@@ -60,6 +60,7 @@ export class IngestPool implements TaskRunner {
         maxFrame: o.config.limits.max_frame,
       },
       retryAfterMs: p.retry_after_ms,
+      redaction: { rules: o.config.redaction.rules.map((r) => ({ ...r })), allowlist: [...o.config.redaction.allowlist] },
       faultInjection: o.faultInjection ?? false,
       chaos: new SharedArrayBuffer(16),
     };

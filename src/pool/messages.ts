@@ -115,6 +115,8 @@ export interface WorkerInit {
     maxFrame: number;
   };
   retryAfterMs: number;
+  /** the one rule set; every worker compiles the same engine from it */
+  redaction: { rules: Array<{ name: string; pattern: string; replacement?: string | undefined }>; allowlist: string[] };
   faultInjection: boolean;
   /** shared flag words for fault injection ("crash once") */
   chaos: SharedArrayBuffer;

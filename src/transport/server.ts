@@ -6,6 +6,7 @@ import { connect } from 'node:net';
 import type { Config } from '../config.js';
 import { KINDS } from '../domain/kinds.js';
 import { CiResults, CiResultSchema } from '../domain/ci-results.js';
+import { compileRedaction } from '../domain/redaction/index.js';
 import { IngestPool } from '../pool/ingest-pool.js';
 import { allocateStore, StoreReader, type StoreBuffers } from '../shm/index.js';
 import { log } from '../log.js';
@@ -78,7 +79,9 @@ export async function startIngestServer(o: IngestServerOptions): Promise<IngestS
   const guard = createGuard(() => port, config.allowed_origins);
   const ws = new WsEdge({ config, pool, guard, stats, onResult: o.onResult, onProducerChange: o.onProducerChange });
 
-  const health = (): Record<string, unknown> => {
+  const egress = compileRedaction(config.redaction);
+  const health = (): Record<string, unknown> => egress.redactValue(rawHealth()) as Record<string, unknown>;
+  const rawHealth = (): Record<string, unknown> => {
     const counters = reader.counters();
     const kinds: Record<string, unknown> = {};
     KINDS.forEach((k, id) => {

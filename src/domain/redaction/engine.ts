@@ -1,0 +1,226 @@
+/**
+ * One redaction engine, compiled once from one rule set: used by the ingest workers on every
+ * text-bearing field before a record enters a ring, and again at every egress (tool results,
+ * health, logs). A secret becomes `[REDACTED:<class>]`; the text around it stays.
+ */
+import { z } from 'zod';
+import type { Kind } from '../kinds.js';
+import { BUILTIN_RULES, SENSITIVE_HEADER, TRIGGER, type Rule } from './rules.js';
+import { unsafeUserPattern } from './safe-regex.js';
+
+export const RedactionConfigSchema = z
+  .object({
+    rules: z.array(z.object({ name: z.string().min(1).max(64).regex(/^[a-z0-9_]+$/), pattern: z.string().min(1).max(500), replacement: z.string().max(100).optional() })).max(100).default([]),
+    /** exact strings that are never redacted (e.g. a public test key) */
+    allowlist: z.array(z.string().min(1).max(500)).max(1000).default([]),
+  })
+  .strict();
+
+export type RedactionConfig = z.input<typeof RedactionConfigSchema>;
+
+export class RedactionConfigError extends Error {
+  override name = 'RedactionConfigError';
+}
+
+export interface Finding {
+  class: string;
+  start: number;
+  end: number;
+}
+
+interface UserRule extends Rule {
+  replacement?: string | undefined;
+}
+
+const MARK = '[REDACTED:';
+
+/** Every built-in rule in one pattern (groups unnamed, case-folded): a superset, for a yes/no. */
+const ANY_RULE = new RegExp(BUILTIN_RULES.map((r) => `(?:${r.re.source.replace(/\(\?<[A-Za-z0-9]+>/g, '(?:')})`).join('|'), 'i');
+
+const LOG_FIELDS = ['message', 'args', 'url', 'source', 'stack', 'filename', 'request_url', 'response', 'error', 'headers', 'status_text'];
+export const TEXT_FIELDS: Record<Kind, readonly string[]> = {
+  logs: LOG_FIELDS,
+  ext_logs: LOG_FIELDS,
+  network: ['url', 'page_url', 'error'],
+  network_bodies: ['url', 'request_headers', 'response_headers', 'request_body', 'response_body'],
+  ws_events: ['url', 'data', 'reason'],
+  actions: ['url', 'value', 'selectors', 'from_url', 'to_url'],
+  perf: ['url'],
+};
+const ENCODED = /%[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|\\\/|\+/;
+
+export class RedactionEngine {
+  private readonly rules: UserRule[];
+  private readonly allow: Set<string>;
+  private readonly userTrigger: RegExp | null;
+  private readonly tally = new Map<string, number>();
+
+  constructor(private readonly config: z.output<typeof RedactionConfigSchema>) {
+    const user: UserRule[] = config.rules.map((r) => {
+      const problem = unsafeUserPattern(r.pattern);
+      if (problem) throw new RedactionConfigError(`redaction rule "${r.name}": ${problem}`);
+      return { name: r.name, re: new RegExp(r.pattern, 'g'), builtin: false, replacement: r.replacement };
+    });
+    this.rules = [...user, ...BUILTIN_RULES];
+    this.allow = new Set(config.allowlist);
+    this.userTrigger = user.length ? new RegExp(user.map((r) => `(?:${r.re.source})`).join('|')) : null;
+  }
+
+  /** Could any rule match? A keyword alone ("token expired") triggers, but no rule fires on it. */
+  private mayHold(s: string): boolean {
+    if (this.userTrigger && this.userTrigger.test(s)) return true;
+    return TRIGGER.test(s) && ANY_RULE.test(s);
+  }
+
+  listRules(): Array<{ name: string; pattern: string; builtin: boolean }> {
+    return this.rules.map((r) => ({ name: r.name, pattern: r.re.source, builtin: r.builtin }));
+  }
+
+  /** A new engine with one more user rule; throws RedactionConfigError and leaves this one as it was. */
+  withRule(rule: { name: string; pattern: string; replacement?: string }): RedactionEngine {
+    const parsed = RedactionConfigSchema.safeParse({ ...this.config, rules: [...this.config.rules.filter((r) => r.name !== rule.name), rule] });
+    if (!parsed.success) throw new RedactionConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+    return new RedactionEngine(parsed.data);
+  }
+
+  withoutRule(name: string): RedactionEngine {
+    if (!this.config.rules.some((r) => r.name === name)) throw new RedactionConfigError(`no user rule "${name}" (built-in rules cannot be removed)`);
+    return new RedactionEngine({ ...this.config, rules: this.config.rules.filter((r) => r.name !== name) });
+  }
+
+  counts(): Record<string, number> {
+    return Object.fromEntries(this.tally);
+  }
+
+  /** What a string would become, and where the secrets were. */
+  test(s: string): { output: string; findings: Finding[] } {
+    const findings: Finding[] = [];
+    const output = this.apply(s, findings, false);
+    return { output, findings };
+  }
+
+  redactText(s: string): string {
+    // the shortest thing any rule redacts ("pwd=x") is 5 characters
+    if (s.length < 5) return s;
+    const direct = this.apply(s, null, true);
+    // Decode, then match: a secret hidden by %-encoding, '+' or JSON escapes is found in a decoded
+    // copy; offsets cannot be mapped back, so the decoded, redacted text replaces the original.
+    if (ENCODED.test(direct)) {
+      const decoded = decode(direct);
+      if (decoded !== direct) {
+        const again = this.apply(decoded, null, true);
+        if (again !== decoded) return again;
+      }
+    }
+    return direct;
+  }
+
+  /** Deep, for any JSON value (egress of tool results, health). */
+  redactValue(v: unknown, depth = 0): unknown {
+    if (typeof v === 'string') return this.redactText(v);
+    if (depth > 32 || v === null || typeof v !== 'object') return v;
+    if (Array.isArray(v)) return v.map((x) => this.redactValue(x, depth + 1));
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) out[k] = this.redactValue(x, depth + 1);
+    return out;
+  }
+
+  /**
+   * The ingest seam (src/domain/ingest/redactor.ts): every text-bearing field of a record.
+   * Validated enums and numbers (level, method, status, event, …) cannot carry a secret.
+   */
+  redactRecord(kind: Kind, rec: Record<string, unknown>): Record<string, unknown> {
+    // One trigger scan over all of the record's text instead of one per field: most records hold
+    // no secret, and the per-call cost of a regex dominates on short strings.
+    const parts: string[] = [];
+    for (const k of TEXT_FIELDS[kind]) collect(rec[k], parts, 0);
+    const joined = parts.join('\n');
+    if (!this.mayHold(joined) && !(ENCODED.test(joined) && this.mayHold(decode(joined)))) return rec;
+    for (const k of TEXT_FIELDS[kind]) {
+      const v = rec[k];
+      if (v === undefined) continue;
+      if (typeof v === 'string') rec[k] = this.redactText(v);
+      else if (k === 'headers' || k === 'request_headers' || k === 'response_headers') rec[k] = this.redactHeaders(v);
+      else if (v !== null && typeof v === 'object') rec[k] = this.redactValue(v);
+    }
+    return rec;
+  }
+
+  private redactHeaders(h: unknown): unknown {
+    if (!h || typeof h !== 'object') return h;
+    const out: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(h as Record<string, unknown>)) {
+      const lower = name.toLowerCase();
+      if (typeof value !== 'string') out[name] = value;
+      else if (lower === 'set-cookie') out[name] = this.count('cookie', value.split('\n').map((c) => c.replace(/^(\s*[^=;\s]+)=[^;]*/, '$1=[REDACTED:cookie]')).join('\n'));
+      else if (lower === 'cookie') out[name] = this.count('cookie', value.replace(/(^|;\s*)([^=;\s]+)=[^;]*/g, '$1$2=[REDACTED:cookie]'));
+      else if (SENSITIVE_HEADER.test(name)) {
+        // keep the scheme so the agent still sees what kind of credential was sent
+        const scheme = /^(Bearer|Basic|Token|Digest|AWS4-HMAC-SHA256)\s/i.exec(value)?.[1];
+        const cls = scheme ? scheme.toLowerCase().replace(/[^a-z0-9]/g, '') : 'header';
+        out[name] = this.count(cls, scheme ? `${scheme} [REDACTED:${cls}]` : '[REDACTED:header]');
+      } else out[name] = this.redactText(value);
+    }
+    return out;
+  }
+
+  private count(cls: string, v: string): string {
+    this.tally.set(cls, (this.tally.get(cls) ?? 0) + 1);
+    return v;
+  }
+
+  private apply(s: string, findings: Finding[] | null, tally: boolean): string {
+    if (!TRIGGER.test(s) && !(this.userTrigger && this.userTrigger.test(s))) return s;
+    let out = s;
+    for (const rule of this.rules) {
+      rule.re.lastIndex = 0;
+      if (!rule.re.test(out)) continue;
+      rule.re.lastIndex = 0;
+      out = out.replace(rule.re, (...args: unknown[]) => {
+        const match = args[0] as string;
+        const offset = args[args.length - 3] as number;
+        const groups = args[args.length - 1] as Record<string, string | undefined> | string;
+        const g = typeof groups === 'object' && groups ? groups : {};
+        const secret = g.s ?? g.q ?? g.q2 ?? match;
+        if (secret.startsWith(MARK) || secret.includes(MARK) || this.allow.has(secret)) return match;
+        if (rule.verify && !rule.verify(secret)) return match;
+        const at = match.lastIndexOf(secret);
+        const label = (rule as UserRule).replacement ?? `[REDACTED:${rule.name}]`;
+        if (tally) this.tally.set(rule.name, (this.tally.get(rule.name) ?? 0) + 1);
+        findings?.push({ class: rule.name, start: offset + at, end: offset + at + secret.length });
+        return `${match.slice(0, at)}${label}${match.slice(at + secret.length)}`;
+      });
+    }
+    return out;
+  }
+}
+
+function collect(v: unknown, out: string[], depth: number): void {
+  if (typeof v === 'string') out.push(v);
+  else if (v !== null && typeof v === 'object' && depth < 32) {
+    if (Array.isArray(v)) for (const x of v) collect(x, out, depth + 1);
+    else
+      for (const [k, x] of Object.entries(v)) {
+        out.push(k);
+        collect(x, out, depth + 1);
+      }
+  }
+}
+
+function decode(s: string): string {
+  let out = s.replace(/\\u([0-9A-Fa-f]{4})/g, (_m, h: string) => String.fromCharCode(Number.parseInt(h, 16))).replace(/\\\//g, '/');
+  out = out.replace(/\+/g, ' ');
+  try {
+    out = decodeURIComponent(out);
+  } catch {
+    out = out.replace(/%([0-9A-Fa-f]{2})/g, (_m, h: string) => String.fromCharCode(Number.parseInt(h, 16)));
+  }
+  return out;
+}
+
+/** Compiles the one rule set; fails closed with a message naming the bad rule. */
+export function compileRedaction(config: RedactionConfig = {}): RedactionEngine {
+  const parsed = RedactionConfigSchema.safeParse(config);
+  if (!parsed.success) throw new RedactionConfigError(`redaction config: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  return new RedactionEngine(parsed.data);
+}

@@ -1,0 +1,97 @@
+/**
+ * The built-in rule set. Every pattern is linear on hostile input: no nested or overlapping
+ * unbounded quantifiers, bounded repetition where a pattern could restart at every position.
+ * Order matters: structured values first, key/value context next, the generic rule last.
+ */
+export interface Rule {
+  name: string;
+  /** global regex; group `s` (or the whole match) is the secret */
+  re: RegExp;
+  /** extra check on the candidate (Luhn, entropy); false = not a secret */
+  verify?: (secret: string) => boolean;
+  builtin: boolean;
+}
+
+const SENSITIVE_KEYS = 'password|passwd|pwd|secret|client_secret|token|access_token|refresh_token|id_token|api_key|apikey|api-key|auth|authorization|credential|credentials|session|session_id|sessionid|private_key|privatekey';
+
+export function luhn(digits: string): boolean {
+  let sum = 0;
+  let dbl = false;
+  for (let i = digits.length - 1; i >= 0; i--) {
+    let d = digits.charCodeAt(i) - 48;
+    if (dbl) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+    dbl = !dbl;
+  }
+  return sum % 10 === 0;
+}
+
+/** Issuer ranges and lengths: Visa, Mastercard, Amex, Discover, JCB, Diners, UnionPay. */
+function cardIssuer(d: string): boolean {
+  const n = d.length;
+  if (/^4/.test(d)) return n === 13 || n === 16 || n === 19;
+  if (/^(5[1-5]|2(2[2-9]|[3-6]\d|7[01]|720))/.test(d)) return n === 16;
+  if (/^3[47]/.test(d)) return n === 15;
+  if (/^(6011|65|64[4-9])/.test(d)) return n >= 16 && n <= 19;
+  if (/^35(2[89]|[3-8])/.test(d)) return n >= 16 && n <= 19;
+  if (/^3(0[0-5]|[689])/.test(d)) return n >= 14 && n <= 19;
+  if (/^62/.test(d)) return n >= 16 && n <= 19;
+  return false;
+}
+
+export function isCard(candidate: string): boolean {
+  const d = candidate.replace(/[ -]/g, '');
+  return d.length >= 13 && d.length <= 19 && cardIssuer(d) && luhn(d);
+}
+
+/** Shannon entropy in bits per character. */
+export function entropy(s: string): number {
+  const counts = new Map<string, number>();
+  for (const c of s) counts.set(c, (counts.get(c) ?? 0) + 1);
+  let h = 0;
+  for (const n of counts.values()) {
+    const p = n / s.length;
+    h -= p * Math.log2(p);
+  }
+  return h;
+}
+
+const looksRandom = (s: string): boolean => s.length >= 16 && entropy(s) >= 3.3 && /\d/.test(s) && /[a-zA-Z]/.test(s);
+
+export const BUILTIN_RULES: Rule[] = [
+  { name: 'private_key', re: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]{0,10000}?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----/g },
+  { name: 'jwt', re: /\beyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g },
+  { name: 'bearer', re: /\b[Bb]earer\s+(?<s>[A-Za-z0-9._~+/=-]{8,})/g },
+  { name: 'basic', re: /\b[Bb]asic\s+(?<s>[A-Za-z0-9+/]{8,}={0,2})/g },
+  { name: 'url_userinfo', re: /\b[a-z][a-z0-9+.-]{1,20}:\/\/[^\s/?#:@"']{1,200}:(?<s>[^\s/?#@"']{1,200})@/gi },
+  { name: 'aws_access_key', re: /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b/g },
+  { name: 'aws_secret_key', re: /(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)["']?\s{0,5}[:=]\s{0,5}["']?(?<s>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])/gi },
+  { name: 'github_token', re: /\b(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})/g },
+  { name: 'gitlab_token', re: /\bglpat-[A-Za-z0-9_-]{20,64}/g },
+  { name: 'slack_token', re: /\bxox[abposr]-[A-Za-z0-9-]{10,200}/g },
+  { name: 'slack_webhook', re: /hooks\.slack\.com\/(?:services|workflows)\/(?<s>[A-Za-z0-9_/]{10,200})/g },
+  { name: 'stripe_key', re: /\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,128}/g },
+  { name: 'anthropic_key', re: /\bsk-ant-[A-Za-z0-9_-]{20,255}/g },
+  { name: 'openai_key', re: /\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,255}/g },
+  { name: 'google_api_key', re: /\bAIza[0-9A-Za-z_-]{35}/g },
+  { name: 'npm_token', re: /\bnpm_[A-Za-z0-9]{36}\b/g },
+  { name: 'sendgrid_key', re: /\bSG\.[A-Za-z0-9_-]{16,64}\.[A-Za-z0-9_-]{16,64}/g },
+  // "password": "…" in JSON (escapes allowed), password=… in query strings and forms, password: … in text
+  { name: 'keyed_secret', verify: (v: string) => !/^(?:bearer|basic|token|digest|null|undefined|true|false)$/i.test(v) && v.length > 0, re: new RegExp(`(?<![A-Za-z0-9_-])(?:${SENSITIVE_KEYS})(?![A-Za-z0-9_-])["']?\\s{0,5}[:=]\\s{0,5}(?:"(?<q>(?:[^"\\\\\\n]|\\\\.){1,2000})"|'(?<q2>[^'\\n]{1,2000})'|(?<s>[^\\s"'&,;}\\]<>]{1,2000}))`, 'gi') },
+  { name: 'card', re: /(?<![0-9])[0-9](?:[ -]?[0-9]){12,18}(?![0-9])/g, verify: isCard },
+  { name: 'generic_secret', re: /(?<![A-Za-z0-9])(?:key|secret|token|password|passwd|pwd)[A-Za-z0-9_-]{0,20}["']?\s{0,5}[:=]\s{0,5}["']?(?<s>[A-Za-z0-9+/_=.-]{16,512})/gi, verify: looksRandom },
+].map((r) => ({ ...r, builtin: true }));
+
+/**
+ * One cheap pass tells whether any rule could match; most telemetry holds no secret. It is a
+ * superset of the rules (a keyword counts only when a ':' or '=' follows it, as the keyed
+ * rules require), kept short because its cost grows with its alternatives; case variants are
+ * spelled out because the case-insensitive flag costs ~20 % here.
+ */
+export const TRIGGER = /PRIVATE KEY|eyJ|[Bb]earer |BEARER |[Bb]asic |BASIC |:\/\/[^\s/@]{1,200}@|A[KSGIRNP][IS][ADAP][0-9A-Z]{16}|gh[pousr]_|github_pat_|glpat-|xox[abposr]-|hooks\.slack|[sr]k_(?:live|test)_|sk-|AIza|npm_|SG\.|(?:[Kk]ey|KEY|[Ss]ecret|SECRET|[Tt]oken|TOKEN|[Pp]assw|PASSW|[Pp]wd|PWD|[Aa]uth|AUTH|[Cc]redential|CREDENTIAL|[Ss]ession|SESSION)[A-Za-z0-9_-]{0,20}["']?\s{0,5}[:=]|[2-6]\d{3}[ -]?\d{4}[ -]?\d{4}/;
+
+/** Header names whose values are credentials whatever they look like. */
+export const SENSITIVE_HEADER = /^(?:authorization|proxy-authorization|x-api-key|x-auth-token|x-csrf-token|x-xsrf-token)$|token|secret|password|api-?key|auth/i;

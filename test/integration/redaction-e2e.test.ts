@@ -1,0 +1,59 @@
+/** Secrets through the real path: WebSocket ingest → worker redaction → ring → MCP tool result. */
+import { mkdtempSync } from 'node:fs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { createMcpServer } from '../../src/mcp/server.js';
+import type { IngestServer } from '../../src/transport/server.js';
+import { readAll } from '../helpers/accounting.js';
+import { batch, Producer } from '../helpers/producer.js';
+import { startTestServer } from '../helpers/server.js';
+
+let server: IngestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => {
+  await server.close();
+});
+
+const SECRETS = ['tK9f2LmQ8xZ4vB7nR1wE', 'ghp_Zq8mN3xV7bL2kP9wR4tY6uI1oA5sD0fG8hJ2', 'correct horse battery', 'S3cr3tPassw0rd', '4111 1111 1111 1111', 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJlaGVyZQ'];
+
+it('no secret or 12-character window of one is stored or returned', async () => {
+  const p = await Producer.connect(server.port);
+  await p.hello('redaction-e2e');
+  const ts = Date.now();
+  p.send(
+    batch(0, {
+      logs: [
+        { ts, level: 'error', type: 'console', message: `login failed for token ${SECRETS[1]}`, args: [{ card: SECRETS[4] }] },
+        { ts, level: 'error', type: 'network', message: 'POST /login 401', method: 'POST', request_url: `postgres://admin:${SECRETS[3]}@db/app`, status: 401, headers: { Authorization: `Bearer ${SECRETS[0]}` } },
+      ],
+      network_bodies: [{ ts, method: 'POST', url: 'https://app.test/login', status: 401, request_body: `{"user":"bo","password":"${SECRETS[2]}"}`, response_body: `{"jwt":"${SECRETS[5]}"}` }],
+      ws_events: [{ ts, event: 'message', id: 'w', direction: 'outgoing', data: `{"auth":"Bearer ${SECRETS[0]}"}` }],
+    }),
+  );
+  await p.ackFor(0);
+  p.close();
+  const stored = JSON.stringify([...readAll(server, 'logs'), ...readAll(server, 'network_bodies'), ...readAll(server, 'ws_events')]);
+  const config = loadConfig({ env: {}, flags: { state_dir: mkdtempSync('/tmp/gasoline-red-'), port: server.port } });
+  const mcp = createMcpServer({ config, server, clientId: 'red' });
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await mcp.connect(a);
+  const c = new Client({ name: 'red', version: '1' });
+  await c.connect(b);
+  let answered = '';
+  for (const what of ['errors', 'network_bodies', 'websocket_events', 'timeline']) {
+    const r = await c.callTool({ name: 'observe', arguments: { what, from: 'start' } });
+    answered += (r.content as Array<{ text: string }>)[0]!.text;
+  }
+  expect(answered).toContain('[REDACTED:');
+  expect(answered).toContain('POST');
+  for (const s of SECRETS) {
+    for (let i = 0; i + 12 <= s.length; i++) {
+      expect(stored, `stored: ${s}`).not.toContain(s.slice(i, i + 12));
+      expect(answered, `answered: ${s}`).not.toContain(s.slice(i, i + 12));
+    }
+  }
+});
