@@ -7,13 +7,7 @@ import type { StoreReader, RecordHeader } from '../shm/index.js';
 
 export type Rec = Record<string, unknown>;
 
-export interface Hit {
-  seq: number;
-  ord: number;
-  kind: number;
-  recvTime: number;
-  clientTime: number;
-  tab: number;
+export interface Hit extends RecordHeader {
   rec: Rec;
 }
 

@@ -1,8 +1,8 @@
 /** A few tests spawn the real bin/gasoline (compiled by `pnpm build`). */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/net.js';
 import { Producer, batch, logRecord } from '../helpers/producer.js';
 
 const BIN = fileURLToPath(new URL('../../bin/gasoline', import.meta.url));
@@ -25,16 +25,6 @@ function gasoline(args: string[], env: Record<string, string> = {}): Run {
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
   return { child, stdout: () => out, stderr: () => err, exit };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 async function waitFor(pred: () => boolean, ms = 15_000): Promise<void> {
