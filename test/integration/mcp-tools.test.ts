@@ -113,6 +113,9 @@ describe('observe', () => {
     const net = await call(c, 'observe', { what: 'network', method: 'post', status_min: 500 });
     expect(net.text).toContain('1 matched');
     expect(net.text).toContain('/api/users → 500');
+    expect((await call(c, 'observe', { what: 'network', from: 'start', status_max: 299 })).text).toContain('/api/items → 200');
+    expect((await call(c, 'observe', { what: 'network', from: 'start', status_max: 299 })).text).not.toContain('→ 500');
+    expect((await call(c, 'observe', { what: 'network', from: 'start', url: '/api/items' })).text).toContain('1 matched');
     expect((await call(c, 'observe', { what: 'network_bodies' })).text).toContain('[text/html]');
     expect((await call(c, 'observe', { what: 'actions' })).text).toContain('click [data-testid=save]');
   });
