@@ -18,6 +18,8 @@ const writer = new StoreWriter(init.store, threadId);
 const chaos = new Int32Array(init.chaos);
 // Fail closed: a rule set that does not compile throws here and the pool never starts.
 const redactor = compileRedaction(init.redaction);
+const reported: Record<string, number> = {};
+let failedSinceReport = 0;
 const scanLimits = { maxDepth: init.limits.maxDepth, maxElements: init.limits.maxElements };
 const limits = { max_events_per_batch: init.limits.maxEventsPerBatch, max_errors_per_ack: init.limits.maxErrorsPerAck };
 
@@ -34,7 +36,23 @@ function ingest(task: IngestTask): WorkerResult {
     const item = task.items[i]!;
     results[i] = item.src === 'ws' ? wsItem(item, task.recvTime, applied) : httpItem(item, task.recvTime);
   }
-  return { kind: 'ingest', results };
+  const out: WorkerResult = { kind: 'ingest', results };
+  // Counts since the last task, so main can add them up across workers.
+  const now = redactor.counts();
+  let delta: Record<string, number> | undefined;
+  for (const [cls, n] of Object.entries(now)) {
+    const d = n - (reported[cls] ?? 0);
+    if (d > 0) (delta ??= {})[cls] = d;
+  }
+  if (delta) {
+    out.redacted = delta;
+    Object.assign(reported, now);
+  }
+  if (failedSinceReport) {
+    out.redactionFailed = failedSinceReport;
+    failedSinceReport = 0;
+  }
+  return out;
 }
 
 function view(item: TaskItem): Uint8Array {
@@ -96,6 +114,7 @@ function batchItem(item: Extract<TaskItem, { src: 'ws' }>, frame: BatchFrame, re
   }
   maybeCrash(frame);
   const out = processBatchFrame(frame, { recvTime, redactor, limits });
+  failedSinceReport += sum(out.redactionFailed);
   const dropped: Array<[number, 'redaction_failed', number]> = [];
   const accepted = out.records.length;
   const rejected = sum(out.rejected);
@@ -125,6 +144,7 @@ function httpItem(item: Extract<TaskItem, { src: 'http' }>, recvTime: number): I
     return { t: 'http', status: 503, body: { error: 'overloaded', message: 'server is overloaded; retry after the delay', retry_after_ms: init.retryAfterMs } };
   }
   const out = processHttpBody(item.route, view(item), { recvTime, redactor, limits });
+  if (out.ok) failedSinceReport += sum(out.redactionFailed);
   if (!out.ok) return { t: 'http', status: 400, body: { error: out.code, message: out.message } };
   const accepted = out.records.length;
   const rejected = sum(out.rejected);
@@ -178,5 +198,7 @@ function warmup(batches: number): WarmupResult {
     const d = decodeFrame(bytes, scanLimits);
     if (d.ok && d.frame.t === 'batch') processBatchFrame(d.frame, { recvTime: Date.now(), redactor, limits });
   }
+  // warm-up traffic is synthetic: its redactions are not the user's
+  Object.assign(reported, redactor.counts());
   return { kind: 'warmup', batches, micros: Math.round((performance.now() - t0) * 1000) };
 }

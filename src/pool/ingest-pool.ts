@@ -39,6 +39,9 @@ export class IngestPool implements TaskRunner {
   private readonly shedBytes: number;
   private closed = false;
   crashes = 0;
+  /** secrets redacted per class by all workers (counts, never values) */
+  readonly redacted: Record<string, number> = {};
+  redactionFailed = 0;
 
   constructor(private readonly o: IngestPoolOptions) {
     const p = o.config.pool;
@@ -100,6 +103,8 @@ export class IngestPool implements TaskRunner {
   async run(items: TaskItem[], recvTime: number): Promise<ItemResult[]> {
     const r = await this.piscina.run({ kind: 'ingest', items, recvTime });
     if (r.kind !== 'ingest') throw new Error(`unexpected worker result kind ${r.kind}`);
+    if (r.redacted) for (const [cls, n] of Object.entries(r.redacted)) this.redacted[cls] = (this.redacted[cls] ?? 0) + n;
+    if (r.redactionFailed) this.redactionFailed += r.redactionFailed;
     return r.results;
   }
 

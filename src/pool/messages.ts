@@ -92,6 +92,10 @@ export type ItemResult =
 export interface IngestResult {
   kind: 'ingest';
   results: ItemResult[];
+  /** secrets redacted per class during this task (counts, never values) */
+  redacted?: Record<string, number>;
+  /** records whose redaction threw: free text dropped, metadata kept */
+  redactionFailed?: number;
 }
 
 export interface WarmupResult {

@@ -115,6 +115,7 @@ export async function startIngestServer(o: IngestServerOptions): Promise<IngestS
         worker_crashes: pool.crashes,
       },
       edge: stats.snapshot(),
+      redaction: { redacted: { ...pool.redacted }, redaction_failed: pool.redactionFailed },
       sessions: ws.sessions.size,
       ci_results: ci.list().length,
     };

@@ -49,6 +49,10 @@ it('no secret or 12-character window of one is stored or returned', async () => 
     answered += (r.content as Array<{ text: string }>)[0]!.text;
   }
   expect(answered).toContain('[REDACTED:');
+  const h = server.health() as { redaction: { redacted: Record<string, number> } };
+  expect(h.redaction.redacted.github_token).toBeGreaterThanOrEqual(1);
+  expect(h.redaction.redacted.bearer).toBeGreaterThanOrEqual(1);
+  expect(JSON.stringify(h)).not.toContain(SECRETS[1]!.slice(0, 12));
   expect(answered).toContain('POST');
   for (const s of SECRETS) {
     for (let i = 0; i + 12 <= s.length; i++) {
