@@ -17,8 +17,9 @@ const slots = new SlotView(init.slots);
 const writer = new StoreWriter(init.store, threadId);
 const chaos = new Int32Array(init.chaos);
 // Fail closed: a rule set that does not compile throws here and the pool never starts.
-const redactor = compileRedaction(init.redaction);
-const reported: Record<string, number> = {};
+let redactor = compileRedaction(init.redaction);
+let redactionVersion = 0;
+let reported: Record<string, number> = {};
 let failedSinceReport = 0;
 const scanLimits = { maxDepth: init.limits.maxDepth, maxElements: init.limits.maxElements };
 const limits = { max_events_per_batch: init.limits.maxEventsPerBatch, max_errors_per_ack: init.limits.maxErrorsPerAck };
@@ -29,6 +30,12 @@ export default function run(task: WorkerTask): WorkerResult {
 }
 
 function ingest(task: IngestTask): WorkerResult {
+  if (task.redaction && task.redaction.version !== redactionVersion) {
+    // main validated these rules before bumping the version; compile the same set here
+    redactor = compileRedaction({ rules: task.redaction.rules, allowlist: task.redaction.allowlist });
+    redactionVersion = task.redaction.version;
+    reported = {};
+  }
   // Within one task a session's items are in arrival order; track applied seqs as we go.
   const applied = new Map<string, number>();
   const results: ItemResult[] = new Array(task.items.length);
@@ -46,7 +53,7 @@ function ingest(task: IngestTask): WorkerResult {
   }
   if (delta) {
     out.redacted = delta;
-    Object.assign(reported, now);
+    reported = { ...now };
   }
   if (failedSinceReport) {
     out.redactionFailed = failedSinceReport;
@@ -199,6 +206,6 @@ function warmup(batches: number): WarmupResult {
     if (d.ok && d.frame.t === 'batch') processBatchFrame(d.frame, { recvTime: Date.now(), redactor, limits });
   }
   // warm-up traffic is synthetic: its redactions are not the user's
-  Object.assign(reported, redactor.counts());
+  reported = { ...redactor.counts() };
   return { kind: 'warmup', batches, micros: Math.round((performance.now() - t0) * 1000) };
 }

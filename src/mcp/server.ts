@@ -33,8 +33,9 @@ export function createMcpServer(deps: McpDeps): McpServer {
   const clients = new ClientRegistry();
   const clientId = deriveClientId(deps.clientId);
   // Egress: every answer passes the same rule set the workers applied at ingest.
-  const engine = compileRedaction(deps.config.redaction);
-  const redact = deps.redact ?? ((s: string) => engine.redactText(s));
+  const own = compileRedaction(deps.config.redaction);
+  const engine = () => deps.server?.pool.redaction.engine ?? own;
+  const redact = deps.redact ?? ((s: string) => engine().redactText(s));
   const text = (s: string): ToolResult => ({ content: [{ type: 'text', text: redact(s) }] });
   const error = (s: string): ToolResult => ({ content: [{ type: 'text', text: redact(s) }], isError: true });
   const ctx = (): ToolContext => ({

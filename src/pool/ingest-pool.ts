@@ -9,6 +9,7 @@ import { Piscina } from 'piscina';
 import type { Config } from '../config.js';
 import { log } from '../log.js';
 import type { StoreBuffers, StoreReader } from '../shm/index.js';
+import { LiveRedaction } from '../domain/redaction/index.js';
 import { Dispatcher, type TaskRunner } from './dispatcher.js';
 import { InputArena } from './input-arena.js';
 import { allocateSlots, SlotAllocator, SlotView } from './item-slots.js';
@@ -42,9 +43,12 @@ export class IngestPool implements TaskRunner {
   /** secrets redacted per class by all workers (counts, never values) */
   readonly redacted: Record<string, number> = {};
   redactionFailed = 0;
+  /** the rule set in force, shared with MCP egress and health */
+  readonly redaction: LiveRedaction;
 
   constructor(private readonly o: IngestPoolOptions) {
     const p = o.config.pool;
+    this.redaction = new LiveRedaction({ rules: o.config.redaction.rules.map((r) => ({ ...r })), allowlist: [...o.config.redaction.allowlist] });
     this.arena = new InputArena(p.input_bytes);
     const slotCount = Math.max(1024, p.threads * p.concurrent_tasks_per_worker * p.max_items_per_task * 8);
     const slotBuf = allocateSlots(slotCount);
@@ -101,7 +105,9 @@ export class IngestPool implements TaskRunner {
   }
 
   async run(items: TaskItem[], recvTime: number): Promise<ItemResult[]> {
-    const r = await this.piscina.run({ kind: 'ingest', items, recvTime });
+    const live = this.redaction;
+    const redaction = live.version > 0 ? { version: live.version, rules: live.rules, allowlist: live.allowlist } : undefined;
+    const r = await this.piscina.run({ kind: 'ingest', items, recvTime, ...(redaction ? { redaction } : {}) });
     if (r.kind !== 'ingest') throw new Error(`unexpected worker result kind ${r.kind}`);
     if (r.redacted) for (const [cls, n] of Object.entries(r.redacted)) this.redacted[cls] = (this.redacted[cls] ?? 0) + n;
     if (r.redactionFailed) this.redactionFailed += r.redactionFailed;

@@ -53,6 +53,8 @@ export type TaskItem = WsItem | HttpItem;
 export interface IngestTask {
   kind: 'ingest';
   items: TaskItem[];
+  /** rule-set version in force; with it, the rules (only once they differ from the start-up set) */
+  redaction?: { version: number; rules: Array<{ name: string; pattern: string; replacement?: string | undefined }>; allowlist: string[] };
   /** server receive time of the oldest item, epoch ms */
   recvTime: number;
 }

@@ -6,7 +6,6 @@ import { connect } from 'node:net';
 import type { Config } from '../config.js';
 import { KINDS } from '../domain/kinds.js';
 import { CiResults, CiResultSchema } from '../domain/ci-results.js';
-import { compileRedaction } from '../domain/redaction/index.js';
 import { IngestPool } from '../pool/ingest-pool.js';
 import { allocateStore, StoreReader, type StoreBuffers } from '../shm/index.js';
 import { log } from '../log.js';
@@ -79,8 +78,8 @@ export async function startIngestServer(o: IngestServerOptions): Promise<IngestS
   const guard = createGuard(() => port, config.allowed_origins);
   const ws = new WsEdge({ config, pool, guard, stats, onResult: o.onResult, onProducerChange: o.onProducerChange });
 
-  const egress = compileRedaction(config.redaction);
-  const health = (): Record<string, unknown> => egress.redactValue(rawHealth()) as Record<string, unknown>;
+  // egress uses the rule set in force, including rules added at run time
+  const health = (): Record<string, unknown> => pool.redaction.engine.redactValue(rawHealth()) as Record<string, unknown>;
   const rawHealth = (): Record<string, unknown> => {
     const counters = reader.counters();
     const kinds: Record<string, unknown> = {};
@@ -115,7 +114,7 @@ export async function startIngestServer(o: IngestServerOptions): Promise<IngestS
         worker_crashes: pool.crashes,
       },
       edge: stats.snapshot(),
-      redaction: { redacted: { ...pool.redacted }, redaction_failed: pool.redactionFailed },
+      redaction: { redacted: { ...pool.redacted }, redaction_failed: pool.redactionFailed, rules_version: pool.redaction.version, user_rules: pool.redaction.rules.length },
       sessions: ws.sessions.size,
       ci_results: ci.list().length,
     };

@@ -61,3 +61,31 @@ it('no secret or 12-character window of one is stored or returned', async () => 
     }
   }
 });
+
+it('configure redaction: rules added at run time apply at ingest (every worker) and egress; bad ones are refused', async () => {
+  const config = loadConfig({ env: {}, flags: { state_dir: mkdtempSync('/tmp/gasoline-red-'), port: server.port } });
+  const mcp = createMcpServer({ config, server, clientId: 'red2' });
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await mcp.connect(a);
+  const c = new Client({ name: 'red2', version: '1' });
+  await c.connect(b);
+  const call = async (args: Record<string, unknown>) => {
+    const r = await c.callTool({ name: 'configure', arguments: { action: 'redaction', ...args } });
+    return { text: (r.content as Array<{ text: string }>)[0]!.text, isError: r.isError === true };
+  };
+  const bad = await call({ redaction_action: 'add', name: 'evil', pattern: '(a+)+$' });
+  expect(bad.isError).toBe(true);
+  expect(bad.text).toContain('unchanged');
+  expect((await call({ redaction_action: 'add', name: 'employee_id', pattern: 'EMP-[0-9]{6}', replacement: '[REDACTED:employee]' })).isError).toBe(false);
+  expect((await call({ redaction_action: 'test', text: 'hello EMP-123456' })).text).toContain('hello [REDACTED:employee]');
+  expect((await call({ redaction_action: 'list' })).text).toContain('employee_id (yours)');
+  const p = await Producer.connect(server.port);
+  await p.hello('redaction-live');
+  p.send(batch(0, { logs: [{ ts: Date.now(), level: 'error', type: 'console', message: 'badge EMP-654321 rejected' }] }));
+  await p.ackFor(0);
+  p.close();
+  expect(JSON.stringify(readAll(server, 'logs'))).not.toContain('EMP-654321');
+  expect(JSON.stringify(readAll(server, 'logs'))).toContain('badge [REDACTED:employee] rejected');
+  expect((await call({ redaction_action: 'remove', name: 'employee_id' })).isError).toBe(false);
+  expect((await call({ redaction_action: 'remove', name: 'bearer' })).isError).toBe(true);
+});

@@ -9,14 +9,17 @@ import { KINDS, KIND_COUNT } from '../../domain/kinds.js';
 import type { ToolContext, ToolResult } from './context.js';
 
 export const ConfigureInput = {
-  action: z.enum(['health', 'clear', 'checkpoint', 'noise_rule', 'store']).describe('health|clear|checkpoint|noise_rule|store'),
+  action: z.enum(['health', 'clear', 'checkpoint', 'noise_rule', 'store', 'redaction']).describe('health|clear|checkpoint|noise_rule|store|redaction'),
   scope: z.enum(['mine', 'all']).optional().describe('clear: mine (default, your cursors) | all (empties shared buffers for every client)'),
   checkpoint_action: z.enum(['create', 'list', 'delete']).optional(),
   noise_action: z.enum(['add', 'remove', 'list']).optional(),
   store_action: z.enum(['get', 'set', 'delete', 'list']).optional(),
+  redaction_action: z.enum(['list', 'add', 'remove', 'test']).optional(),
+  replacement: z.string().max(100).optional().describe('redaction add'),
+  text: z.string().max(10_000).optional().describe('redaction test'),
   name: z.string().min(1).max(100).optional().describe('checkpoint name'),
   field: z.enum(['message', 'source', 'url']).optional().describe('noise_rule add'),
-  pattern: z.string().min(1).max(200).optional().describe('noise_rule add: regex, case-insensitive'),
+  pattern: z.string().min(1).max(500).optional().describe('noise_rule/redaction add: regex'),
   id: z.string().max(20).optional().describe('noise_rule remove'),
   key: z.string().min(1).max(200).optional(),
   value: z.string().max(65_536).optional(),
@@ -43,7 +46,35 @@ export async function configure(ctx: ToolContext, deps: ConfigureDeps, a: Args):
       return noise(ctx, a);
     case 'store':
       return store(ctx, deps, a);
+    case 'redaction':
+      return redaction(ctx, a);
   }
+}
+
+function redaction(ctx: ToolContext, a: Args): ToolResult {
+  const live = ctx.server?.pool.redaction;
+  if (!live) return ctx.error(typeof ctx.reader() === 'string' ? (ctx.reader() as string) : 'no ingest server');
+  const act = a.redaction_action ?? 'list';
+  if (act === 'list') {
+    const rules = live.engine.listRules();
+    return ctx.text(`redaction rules (${rules.length}, version ${live.version}):\n${rules.map((r) => `${r.name}${r.builtin ? '' : ' (yours)'}`).join(', ')}`);
+  }
+  if (act === 'test') {
+    if (a.text === undefined) return ctx.error('redaction_action:"test" needs text');
+    const t = live.engine.test(a.text);
+    return ctx.text(`becomes: ${JSON.stringify(t.output)}\nfindings: ${t.findings.map((f) => `${f.class}@${f.start}-${f.end}`).join(', ') || 'none'}`);
+  }
+  if (!a.name) return ctx.error(`redaction_action:"${act}" needs name (lowercase letters, digits, _)`);
+  try {
+    if (act === 'remove') live.remove(a.name);
+    else {
+      if (!a.pattern) return ctx.error('redaction_action:"add" needs pattern (regex)');
+      live.add({ name: a.name, pattern: a.pattern, replacement: a.replacement });
+    }
+  } catch (e) {
+    return ctx.error(`${(e as Error).message}; the active rules are unchanged`);
+  }
+  return ctx.text(`${act === 'add' ? 'added' : 'removed'} redaction rule "${a.name}": it applies to everything ingested from now on and to every answer`);
 }
 
 async function clear(ctx: ToolContext, a: Args): Promise<ToolResult> {
