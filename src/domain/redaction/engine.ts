@@ -135,7 +135,8 @@ export class RedactionEngine {
     const parts: string[] = [];
     for (const k of TEXT_FIELDS[kind]) collect(rec[k], parts, 0);
     const joined = parts.join('\n');
-    if (!this.mayHold(joined) && !(ENCODED.test(joined) && this.mayHold(decode(joined)))) return rec;
+    // indexOf is memchr-fast; the decoded second look is only for text that has an escape at all
+    if (!this.mayHold(joined) && !((joined.indexOf('%') >= 0 || joined.indexOf('\\') >= 0) && ENCODED.test(joined) && this.mayHold(decode(joined)))) return rec;
     for (const k of TEXT_FIELDS[kind]) {
       const v = rec[k];
       if (v === undefined) continue;
