@@ -116,6 +116,7 @@ function batchItem(item: Extract<TaskItem, { src: 'ws' }>, frame: BatchFrame, re
     );
     return { t: 'batch', seq, outcome: 'duplicate', accepted: 0, rejected: 0 };
   }
+  if (nackOnce(item.session, frame)) return { t: 'batch', seq, outcome: 'nack', code: 'overloaded', accepted: 0, rejected: 0 };
   if (last >= 0 && seq !== last + 1) {
     return { t: 'batch', seq, outcome: 'nack', code: 'out_of_order', accepted: 0, rejected: 0 };
   }
@@ -170,6 +171,16 @@ function maybeCrash(frame: BatchFrame): void {
   if (!init.faultInjection) return;
   if (frame.page_url === 'gasoline:crash') process.exit(70);
   if (frame.page_url === 'gasoline:crash-once' && Atomics.compareExchange(chaos, 0, 0, 1) === 0) process.exit(70);
+}
+
+/** Fault injection (tests only): every batch of a page "gasoline:nack-once" is refused once. */
+const nackedOnce = new Set<string>();
+function nackOnce(session: string, frame: BatchFrame): boolean {
+  if (!init.faultInjection || frame.page_url !== 'gasoline:nack-once') return false;
+  const key = `${session}:${frame.seq}`;
+  if (nackedOnce.has(key)) return false;
+  nackedOnce.add(key);
+  return true;
 }
 
 const BATCH_KEYS = ['logs', 'network', 'network_bodies', 'ws_events', 'actions', 'perf', 'ext_logs'] as const;

@@ -1,12 +1,14 @@
 /**
- * The service worker's transport, in Node against a fault-injecting protocol server and the real
- * one: every record arrives exactly once, in order, across dropped connections, nacks and a server
- * restart. (The browser tests cover the same path end to end, with less control over faults.)
+ * The service worker's transport, in Node against the real server (with its test-only fault
+ * injection): every record arrives exactly once, in order, across dropped connections, nacks and
+ * a server restart. (The browser tests cover the same path end to end, with less control.)
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { Transport, type SocketLike } from '../../extension/src/sw/transport.js';
-import { MockIngest } from './helpers/mock-ingest.js';
+import { kindId } from '../../src/domain/kinds.js';
+import type { IngestServer } from '../../src/transport/server.js';
+import { startTestServer } from '../helpers/server.js';
 import { startSink, waitFor, type Sink } from './helpers/sink.js';
 
 const open: Array<{ close(): Promise<void> | void }> = [];
@@ -31,10 +33,20 @@ function transport(port: number): Transport {
   return t;
 }
 
-function feed(t: Transport, from: number, n: number): void {
+function feed(t: Transport, from: number, n: number, page = 'http://app.test/'): void {
   for (let i = from; i < from + n; i++) {
-    t.add(1, 'http://app.test/', { logs: [{ ts: Date.now(), level: 'log', type: 'console', message: `m ${i}`, args: ['m', i] }] });
+    t.add(1, page, { logs: [{ ts: Date.now(), level: 'log', type: 'console', message: `m ${i}`, args: ['m', i] }] });
   }
+}
+
+async function realServer(): Promise<IngestServer> {
+  const server = await startTestServer({ rings: { logs: 8 * 1024 * 1024 } }, { faultInjection: true });
+  open.push({ close: () => server.close() });
+  return server;
+}
+
+function logs(server: IngestServer): Array<Record<string, unknown>> {
+  return server.reader.read(kindId('logs'), 0, 10_000).records.map((r) => JSON.parse(Buffer.from(r.payload).toString('utf8')) as Record<string, unknown>);
 }
 
 function indexes(recs: Array<Record<string, unknown>>): number[] {
@@ -43,28 +55,29 @@ function indexes(recs: Array<Record<string, unknown>>): number[] {
 
 describe('transport delivery', () => {
   it('delivers every record exactly once, in order, while connections keep dropping', async () => {
-    const mock = await MockIngest.start();
-    open.push(mock);
-    mock.faults.dropConnectionAfter = 7;
-    const t = transport(mock.port);
+    const server = await realServer();
+    const t = transport(server.port);
+    // the server drops every producer connection every 20 ms while records flow
+    const dropper = setInterval(() => {
+      for (const c of [...server.ws.conns]) server.ws.closeWith(c, 'shutting_down', 'test: dropping the connection');
+    }, 20);
     for (let k = 0; k < 20; k++) {
       feed(t, k * 150, 150);
-      await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setTimeout(r, 25));
     }
-    await waitFor('3000 records', () => mock.records('logs').length >= 3000, 20_000);
-    expect(indexes(mock.records('logs'))).toEqual([...Array(3000).keys()]);
-    expect(mock.connections).toBeGreaterThan(5);
+    await waitFor('3000 records', () => logs(server).length >= 3000, 20_000);
+    clearInterval(dropper);
+    expect(indexes(logs(server))).toEqual([...Array(3000).keys()]);
+    expect(server.stats.connectionsTotal).toBeGreaterThan(5);
     expect(t.status().counters.batches_resent).toBeGreaterThan(0);
   }, 30_000);
 
   it('resends from resume_from_seq after a nack', async () => {
-    const mock = await MockIngest.start();
-    open.push(mock);
-    mock.faults.nackEvery = 5;
-    const t = transport(mock.port);
-    feed(t, 0, 2000);
-    await waitFor('2000 records', () => mock.records('logs').length >= 2000, 20_000);
-    expect(indexes(mock.records('logs'))).toEqual([...Array(2000).keys()]);
+    const server = await realServer();
+    const t = transport(server.port);
+    feed(t, 0, 2000, 'gasoline:nack-once');
+    await waitFor('2000 records', () => logs(server).length >= 2000, 20_000);
+    expect(indexes(logs(server))).toEqual([...Array(2000).keys()]);
     expect(t.status().counters.nacks).toBeGreaterThan(0);
   }, 30_000);
 

@@ -1,16 +1,13 @@
 /**
  * Where the extension's data lands in a test: the real ingest server, in-process
  * (`startIngestServer` through test/helpers/server.ts), read straight from its rings.
- * GASOLINE_E2E_MOCK=1 swaps in the protocol mock, for working on the extension while the server
- * is being changed; it is never the default, so a broken server fails the suite.
  */
-import { MockIngest } from './mock-ingest.js';
 
 export type Rec = Record<string, unknown>;
 
 export interface Sink {
   readonly port: number;
-  readonly kind: 'server' | 'mock';
+  readonly kind: 'server';
   records(kind: string): Rec[];
   /** distinct extension sessions seen so far (one per service-worker lifetime) */
   health(): Rec;
@@ -36,22 +33,6 @@ function decodeOne(x: unknown): Rec | null {
 }
 
 export async function startSink(port = 0): Promise<Sink> {
-  if (process.env.GASOLINE_E2E_MOCK === '1') {
-    const m = await MockIngest.start(port);
-    return {
-      port: m.port,
-      kind: 'mock',
-      records: (k) => m.records(k),
-      // the same shape as the real server's /health where tests read it
-      health: () => ({
-        connections: m.connections,
-        sessions: m.sessions.size,
-        duplicates: m.duplicates,
-        extension: { connected: m.live.size > 0, producers: [...m.live].map(([id, session]) => ({ id, session })) },
-      }),
-      close: () => m.close(),
-    };
-  }
   const { startTestServer } = await import('../../helpers/server.js');
   const { kindId } = await import('../../../src/domain/kinds.js');
   const server = await startTestServer({ port });
