@@ -3,7 +3,8 @@
  * secrets): MB/s per core through redactRecord, and the same records through the header strip.
  * Run: `node dist/bench/micro/redaction.bench.js`; `pnpm bench` runs it too.
  */
-import { pathToFileURL } from 'node:url';
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Bench } from 'tinybench';
 import { buildFramePool } from '../load/frames.js';
 import { decodeFrame } from '../../src/domain/wire/decode.js';
@@ -27,18 +28,32 @@ export async function runRedactionBench(): Promise<Array<MicroResult & { mbPerSe
   });
   const bytes = recs.reduce((n, [, r]) => n + JSON.stringify(r).length, 0);
   const engine = compileRedaction();
+  // from dist/bench/micro or from bench/micro
+  const corpusPath = ['../../../test/fixtures/redaction-corpus.jsonl', '../../test/fixtures/redaction-corpus.jsonl'].map((p) => fileURLToPath(new URL(p, import.meta.url))).find((p) => existsSync(p));
+  if (!corpusPath) throw new Error('test/fixtures/redaction-corpus.jsonl not found');
+  const corpusTexts = readFileSync(corpusPath, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => (JSON.parse(l) as { text: string }).text);
+  const corpusBytes = corpusTexts.reduce((n, t) => n + t.length, 0);
   const copies = (): Array<[Kind, Record<string, unknown>]> => recs.map(([k, r]) => [k, structuredClone(r)]);
   let work = copies();
-  const bench = new Bench({ time: 700 });
+  const bench = new Bench({ time: 500 });
   bench
     .add(`redaction engine, ${recs.length} records`, () => {
       for (const [k, r] of work) engine.redactRecord(k, r);
     }, { beforeEach: () => void (work = copies()) })
     .add(`header strip only, ${recs.length} records`, () => {
       for (const [k, r] of work) headerStripRedactor.redactRecord(k, r);
-    }, { beforeEach: () => void (work = copies()) });
+    }, { beforeEach: () => void (work = copies()) })
+    // worst case for the engine: every string holds a secret or a look-alike (the redaction corpus)
+    .add(`redactText, secret-dense corpus (${corpusTexts.length} strings)`, () => {
+      for (const t of corpusTexts) engine.redactText(t);
+    });
   await bench.run();
-  return bench.tasks.map((t) => {
+  const sizes = [bytes, bytes, corpusBytes];
+  return bench.tasks.map((t, i) => {
+    const bytes = sizes[i] ?? 0;
     const r = t.result;
     if (r.state !== 'completed') throw new Error(`bench task ${t.name} ended ${r.state}`);
     const meanUs = r.latency.mean * 1000;

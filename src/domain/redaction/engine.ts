@@ -5,8 +5,9 @@
  */
 import { z } from 'zod';
 import type { Kind } from '../kinds.js';
-import { BUILTIN_RULES, SENSITIVE_HEADER, TRIGGER, type Rule } from './rules.js';
+import { BUILTIN_RULES, isCard, SENSITIVE_HEADER, TRIGGER, type Rule } from './rules.js';
 import { unsafeUserPattern } from './safe-regex.js';
+import { isSensitiveKey, isSecretValue } from './keyed.js';
 
 export const RedactionConfigSchema = z
   .object({
@@ -34,8 +35,6 @@ interface UserRule extends Rule {
 
 const MARK = '[REDACTED:';
 
-/** Every built-in rule in one pattern (groups unnamed, case-folded): a superset, for a yes/no. */
-const ANY_RULE = new RegExp(BUILTIN_RULES.map((r) => `(?:${r.re.source.replace(/\(\?<[A-Za-z0-9]+>/g, '(?:')})`).join('|'), 'i');
 
 const LOG_FIELDS = ['message', 'args', 'url', 'source', 'stack', 'filename', 'request_url', 'response', 'error', 'headers', 'status_text'];
 export const TEXT_FIELDS: Record<Kind, readonly string[]> = {
@@ -69,7 +68,18 @@ export class RedactionEngine {
   /** Could any rule match? A keyword alone ("token expired") triggers, but no rule fires on it. */
   private mayHold(s: string): boolean {
     if (this.userTrigger && this.userTrigger.test(s)) return true;
-    return TRIGGER.test(s) && ANY_RULE.test(s);
+    return TRIGGER.test(s);
+  }
+
+  private mayHoldDecoded(s: string): boolean {
+    let cur = s;
+    for (let round = 0; round < 3 && ENCODED.test(cur); round++) {
+      const decoded = decode(cur);
+      if (decoded === cur) return false;
+      if (this.mayHold(decoded)) return true;
+      cur = decoded;
+    }
+    return false;
   }
 
   listRules(): Array<{ name: string; pattern: string; builtin: boolean }> {
@@ -105,12 +115,14 @@ export class RedactionEngine {
     const direct = this.apply(s, null, true);
     // Decode, then match: a secret hidden by %-encoding, '+' or JSON escapes is found in a decoded
     // copy; offsets cannot be mapped back, so the decoded, redacted text replaces the original.
-    if (ENCODED.test(direct)) {
-      const decoded = decode(direct);
-      if (decoded !== direct) {
-        const again = this.apply(decoded, null, true);
-        if (again !== decoded) return again;
-      }
+    // Up to three rounds: a URL inside a query parameter is encoded twice, JSON in a URL once more.
+    let cur = direct;
+    for (let round = 0; round < 3 && ENCODED.test(cur); round++) {
+      const decoded = decode(cur);
+      if (decoded === cur) break;
+      const again = this.apply(decoded, null, true);
+      if (again !== decoded) return again;
+      cur = decoded;
     }
     return direct;
   }
@@ -118,10 +130,21 @@ export class RedactionEngine {
   /** Deep, for any JSON value (egress of tool results, health). */
   redactValue(v: unknown, depth = 0): unknown {
     if (typeof v === 'string') return this.redactText(v);
-    if (depth > 32 || v === null || typeof v !== 'object') return v;
+    // a card number sent as a JSON number
+    if (typeof v === 'number' && v >= 1e12 && Number.isSafeInteger(v) && isCard(String(v))) return this.count('card', '[REDACTED:card]');
+    if (v === null || typeof v !== 'object') return v;
+    // deeper than any real payload: nothing below is looked at, so nothing below is kept
+    if (depth > 32) return this.count('depth', '[REDACTED:depth]');
     if (Array.isArray(v)) return v.map((x) => this.redactValue(x, depth + 1));
     const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) out[k] = this.redactValue(x, depth + 1);
+    for (const [k, x] of Object.entries(v)) {
+      // {password: "…"} as an object (console args, parsed bodies): the key says what the value is
+      if ((typeof x === 'string' || typeof x === 'number') && isSensitiveKey(k) && isSecretValue(x) && !this.allow.has(String(x))) {
+        const sv = String(x);
+        const scheme = /^(Bearer|Basic|Token|Digest)\s+\S/i.exec(sv)?.[1];
+        out[k] = scheme ? this.count(scheme.toLowerCase(), `${scheme} [REDACTED:${scheme.toLowerCase()}]`) : this.count('keyed_secret', '[REDACTED:keyed_secret]');
+      } else out[k] = this.redactValue(x, depth + 1);
+    }
     return out;
   }
 
@@ -133,10 +156,11 @@ export class RedactionEngine {
     // One trigger scan over all of the record's text instead of one per field: most records hold
     // no secret, and the per-call cost of a regex dominates on short strings.
     const parts: string[] = [];
-    for (const k of TEXT_FIELDS[kind]) collect(rec[k], parts, 0);
+    let keyed = false;
+    for (const k of TEXT_FIELDS[kind]) keyed = collect(rec[k], parts, 0) || keyed;
     const joined = parts.join('\n');
     // indexOf is memchr-fast; the decoded second look is only for text that has an escape at all
-    if (!this.mayHold(joined) && !((joined.indexOf('%') >= 0 || joined.indexOf('\\') >= 0) && ENCODED.test(joined) && this.mayHold(decode(joined)))) return rec;
+    if (!keyed && !this.mayHold(joined) && !((joined.indexOf('%') >= 0 || joined.indexOf('\\') >= 0) && ENCODED.test(joined) && this.mayHoldDecoded(joined))) return rec;
     for (const k of TEXT_FIELDS[kind]) {
       const v = rec[k];
       if (v === undefined) continue;
@@ -170,10 +194,31 @@ export class RedactionEngine {
     return v;
   }
 
+  private applySpans(s: string, spans: Array<{ start: number; end: number; cls: string }>, findings: Finding[] | null, tally: boolean): string {
+    if (spans.length === 0) return s;
+    let out = '';
+    let at = 0;
+    for (const sp of spans) {
+      const secret = s.slice(sp.start, sp.end);
+      if (secret.includes(MARK) || this.allow.has(secret)) continue;
+      const label = `[REDACTED:${sp.cls}]`;
+      out += s.slice(at, sp.start);
+      findings?.push({ class: sp.cls, start: sp.start, end: sp.end });
+      if (tally) this.tally.set(sp.cls, (this.tally.get(sp.cls) ?? 0) + 1);
+      out += label;
+      at = sp.end;
+    }
+    return out + s.slice(at);
+  }
+
   private apply(s: string, findings: Finding[] | null, tally: boolean): string {
     if (!TRIGGER.test(s) && !(this.userTrigger && this.userTrigger.test(s))) return s;
     let out = s;
     for (const rule of this.rules) {
+      if (rule.scan) {
+        out = this.applySpans(out, rule.scan(out), findings, tally);
+        continue;
+      }
       rule.re.lastIndex = 0;
       if (!rule.re.test(out)) continue;
       rule.re.lastIndex = 0;
@@ -196,16 +241,22 @@ export class RedactionEngine {
   }
 }
 
-function collect(v: unknown, out: string[], depth: number): void {
+/** Gathers the text of a field; true when an object key names a secret (or the value is too deep to look at). */
+function collect(v: unknown, out: string[], depth: number): boolean {
   if (typeof v === 'string') out.push(v);
-  else if (v !== null && typeof v === 'object' && depth < 32) {
-    if (Array.isArray(v)) for (const x of v) collect(x, out, depth + 1);
+  else if (v !== null && typeof v === 'object') {
+    if (depth >= 32) return true;
+    let keyed = false;
+    if (Array.isArray(v)) for (const x of v) keyed = collect(x, out, depth + 1) || keyed;
     else
-      for (const [k, x] of Object.entries(v)) {
+      for (const k of Object.keys(v)) {
         out.push(k);
-        collect(x, out, depth + 1);
+        if (isSensitiveKey(k)) keyed = true;
+        keyed = collect((v as Record<string, unknown>)[k], out, depth + 1) || keyed;
       }
+    return keyed;
   }
+  return false;
 }
 
 function decode(s: string): string {

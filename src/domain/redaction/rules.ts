@@ -3,16 +3,25 @@
  * unbounded quantifiers, bounded repetition where a pattern could restart at every position.
  * Order matters: structured values first, key/value context next, the generic rule last.
  */
+import { scanKeyed, type Span } from './keyed.js';
+
 export interface Rule {
   name: string;
   /** global regex; group `s` (or the whole match) is the secret */
   re: RegExp;
   /** extra check on the candidate (Luhn, entropy); false = not a secret */
   verify?: (secret: string) => boolean;
+  /** a scanner used instead of `re` (which then never matches); spans are the secrets */
+  scan?: (s: string) => Span[];
   builtin: boolean;
 }
 
-const SENSITIVE_KEYS = 'password|passwd|pwd|secret|client_secret|token|access_token|refresh_token|id_token|api_key|apikey|api-key|auth|authorization|credential|credentials|session|session_id|sessionid|private_key|privatekey';
+/** Base64 of "user:password" (text only; an Authorization header is redacted whatever it holds). */
+function basicCredential(v: string): boolean {
+  if (/\d/.test(v) && v.length >= 16) return true;
+  const d = Buffer.from(v, 'base64').toString('latin1');
+  return d.includes(':') && /^[\x20-\x7e]+$/.test(d);
+}
 
 export function luhn(digits: string): boolean {
   let sum = 0;
@@ -62,10 +71,13 @@ export function entropy(s: string): number {
 const looksRandom = (s: string): boolean => s.length >= 16 && entropy(s) >= 3.3 && /\d/.test(s) && /[a-zA-Z]/.test(s);
 
 export const BUILTIN_RULES: Rule[] = [
-  { name: 'private_key', re: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]{0,10000}?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----/g },
+  // the body runs to the END line or, when the key was cut short (a truncated log), as far as
+  // it goes; [^-] and '-' not starting '----' cannot overlap, so this is linear
+  { name: 'private_key', re: /-----BEGIN (?:[A-Z0-9]{1,20} ){0,4}PRIVATE KEY( BLOCK)?-----(?:[^-]|-(?!----)){0,20000}(?:-----END (?:[A-Z0-9]{1,20} ){0,4}PRIVATE KEY( BLOCK)?-----)?/g },
   { name: 'jwt', re: /\beyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g },
-  { name: 'bearer', re: /\b[Bb]earer\s+(?<s>[A-Za-z0-9._~+/=-]{8,})/g },
-  { name: 'basic', re: /\b[Bb]asic\s+(?<s>[A-Za-z0-9+/]{8,}={0,2})/g },
+  // "Bearer authentication" is prose: a credential is not a lowercase word
+  { name: 'bearer', re: /\b(?:[Bb]earer|BEARER)\s+(?<s>[A-Za-z0-9._~+/=-]{8,})/g, verify: (v: string) => !/^[a-z]+$/.test(v) },
+  { name: 'basic', re: /\b(?:[Bb]asic|BASIC)\s+(?<s>[A-Za-z0-9+/]{8,}={0,2})/g, verify: basicCredential },
   { name: 'url_userinfo', re: /\b[a-z][a-z0-9+.-]{1,20}:\/\/[^\s/?#:@"']{1,200}:(?<s>[^\s/?#@"']{1,200})@/gi },
   { name: 'aws_access_key', re: /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b/g },
   { name: 'aws_secret_key', re: /(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)["']?\s{0,5}[:=]\s{0,5}["']?(?<s>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])/gi },
@@ -79,8 +91,8 @@ export const BUILTIN_RULES: Rule[] = [
   { name: 'google_api_key', re: /\bAIza[0-9A-Za-z_-]{35}/g },
   { name: 'npm_token', re: /\bnpm_[A-Za-z0-9]{36}\b/g },
   { name: 'sendgrid_key', re: /\bSG\.[A-Za-z0-9_-]{16,64}\.[A-Za-z0-9_-]{16,64}/g },
-  // "password": "…" in JSON (escapes allowed), password=… in query strings and forms, password: … in text
-  { name: 'keyed_secret', verify: (v: string) => !/^(?:bearer|basic|token|digest|null|undefined|true|false)$/i.test(v) && v.length > 0, re: new RegExp(`(?<![A-Za-z0-9_-])(?:${SENSITIVE_KEYS})(?![A-Za-z0-9_-])["']?\\s{0,5}[:=]\\s{0,5}(?:"(?<q>(?:[^"\\\\\\n]|\\\\.){1,2000})"|'(?<q2>[^'\\n]{1,2000})'|(?<s>[^\\s"'&,;}\\]<>]{1,2000}))`, 'gi') },
+  // key/value secrets (JSON keys at any depth, query and form fields, header lines, escaped JSON): a scanner
+  { name: 'keyed_secret', re: /(?!)/g, scan: scanKeyed },
   { name: 'card', re: /(?<![0-9])[0-9](?:[ -]?[0-9]){12,18}(?![0-9])/g, verify: isCard },
   { name: 'generic_secret', re: /(?<![A-Za-z0-9])(?:key|secret|token|password|passwd|pwd)[A-Za-z0-9_-]{0,20}["']?\s{0,5}[:=]\s{0,5}["']?(?<s>[A-Za-z0-9+/_=.-]{16,512})/gi, verify: looksRandom },
 ].map((r) => ({ ...r, builtin: true }));
@@ -91,7 +103,7 @@ export const BUILTIN_RULES: Rule[] = [
  * rules require), kept short because its cost grows with its alternatives; case variants are
  * spelled out because the case-insensitive flag costs ~20 % here.
  */
-export const TRIGGER = /PRIVATE KEY|eyJ|[Bb]earer |BEARER |[Bb]asic |BASIC |:\/\/[^\s/@]{1,200}@|A[KSGIRNP][IS][ADAP][0-9A-Z]{16}|gh[pousr]_|github_pat_|glpat-|xox[abposr]-|hooks\.slack|[sr]k_(?:live|test)_|sk-|AIza|npm_|SG\.|(?:[Kk]ey|KEY|[Ss]ecret|SECRET|[Tt]oken|TOKEN|[Pp]assw|PASSW|[Pp]wd|PWD|[Aa]uth|AUTH|[Cc]redential|CREDENTIAL|[Ss]ession|SESSION)[A-Za-z0-9_-]{0,20}["']?\s{0,5}[:=]|[2-6]\d{3}[ -]?\d{4}[ -]?\d{4}/;
+export const TRIGGER = /PRIVATE KEY|eyJ|[Bb]earer |BEARER |[Bb]asic |BASIC |:\/\/[^\s/@]{1,200}@|A[KSGIRNP][IS][ADAP][0-9A-Z]{16}|gh[pousr]_|github_pat_|glpat-|xox[abposr]-|hooks\.slack|[sr]k_(?:live|test)_|sk-|AIza|npm_|SG\.|(?:[Kk]ey|KEY|[Ss]ecret|SECRET|[Tt]oken|TOKEN|[Pp]ass[wp]|PASS[WP]|[Pp]wd|PWD|[Aa]uth|AUTH|[Cc]red|CRED|[Ss]ess|SESS|[Ss]id|SID|[Jj]wt|JWT|[Oo]tp|OTP|[Cc]ookie|COOKIE)[A-Za-z0-9_.$-]{0,24}\\{0,8}["']?\s{0,5}[:=]|[2-6]\d{3}[ -]?\d{4}[ -]?\d{2}/;
 
 /** Header names whose values are credentials whatever they look like. */
 export const SENSITIVE_HEADER = /^(?:authorization|proxy-authorization|x-api-key|x-auth-token|x-csrf-token|x-xsrf-token)$|token|secret|password|api-?key|auth/i;

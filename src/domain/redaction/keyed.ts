@@ -1,0 +1,177 @@
+/**
+ * Key/value secrets: `"accessToken": "…"`, `password=…`, `X-Auth-Token: …`, `\"pwd\":\"…\"`.
+ * A hand-written scanner instead of one big regex: a cheap keyword search finds candidate
+ * identifiers, the identifier is classified by its words (so `access_token`, `accessToken`,
+ * `clientsecret`, `db_password` are secrets and `token_type`, `max_tokens`, `author`,
+ * `secretary` are not), then the value after `:` or `=` is read with bounded loops. Every
+ * character is looked at a bounded number of times: linear on hostile input.
+ */
+
+/** A word (or the end of an all-lowercase compound word) that names a secret. */
+const SENSITIVE_WORDS = new Set([
+  'password', 'passwd', 'passphrase', 'pwd', 'secret', 'token', 'credential', 'credentials', 'auth', 'authorization',
+  'apikey', 'privatekey', 'accesskey', 'secretkey', 'sessionid', 'sessid', 'sid', 'session', 'jwt', 'cookie', 'otp',
+]);
+/** Compound words that end like these are secrets too: accesstoken, newpassword, clientsecret, xauthtoken. */
+const SENSITIVE_ENDINGS = ['password', 'passwd', 'passphrase', 'secret', 'token', 'credential', 'credentials', 'apikey', 'privatekey', 'sessionid', 'sessid', 'sessiontoken'];
+/** Word pairs: api key, private key, access key, signing key, … */
+const KEY_QUALIFIERS = new Set(['api', 'private', 'access', 'secret', 'signing', 'encryption', 'master', 'license', 'client', 'session', 'auth']);
+/** A last word that makes the name describe a secret instead of holding one: token_type, session_timeout. */
+const DESCRIPTIVE_LAST = new Set([
+  'type', 'types', 'count', 'counts', 'limit', 'limits', 'length', 'len', 'expires', 'expiry', 'expiration', 'exp', 'at', 'in', 'url', 'uri',
+  'endpoint', 'name', 'names', 'kind', 'mode', 'field', 'header', 'policy', 'required', 'enabled', 'disabled', 'valid', 'ttl', 'timeout',
+  'lifetime', 'max', 'min', 'size', 'usage', 'used', 'version', 'hint', 'label', 'strength', 'format', 'method', 'methods', 'provider',
+  'scheme', 'status', 'state', 'error', 'errors', 'present', 'set', 'changed', 'reset', 'policy', 'rules', 'placeholder', 'visible', 'icon',
+  'hidden', 'input', 'button', 'link', 'page', 'path', 'route', 'storage', 'store', 'manager', 'service', 'index', 'duration', 'age',
+]);
+
+const splitCache = new Map<string, boolean>();
+
+/** Is `name` (a JSON key, query/form field, header or variable name) one that holds a secret? */
+export function isSensitiveKey(name: string): boolean {
+  if (name.length === 0 || name.length > 64) return false;
+  const hit = splitCache.get(name);
+  if (hit !== undefined) return hit;
+  const words = name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .map((w) => w.replace(/[0-9]+$/, ''))
+    .filter((w) => w.length > 0);
+  let sensitive = false;
+  for (let i = 0; i < words.length && !sensitive; i++) {
+    const w = words[i] as string;
+    if (SENSITIVE_WORDS.has(w)) sensitive = true;
+    else if (w === 'key' && i > 0 && KEY_QUALIFIERS.has(words[i - 1] as string)) sensitive = true;
+    else if (w.length > 5) for (const end of SENSITIVE_ENDINGS) if (w.endsWith(end) && w.length > end.length) sensitive = true;
+  }
+  if (sensitive && words.length > 1 && DESCRIPTIVE_LAST.has(words[words.length - 1] as string)) sensitive = false;
+  if (splitCache.size > 4096) splitCache.clear();
+  splitCache.set(name, sensitive);
+  return sensitive;
+}
+
+/** Values after a sensitive key that are words about the secret, not the secret. */
+const NOT_A_VALUE = /^(?:null|undefined|none|nil|true|false|yes|no|ok|on|off|empty|missing|required|invalid|expired|present|set|unset|redacted|hidden|\*+|x+|\.+|-+|0|1)$/i;
+
+/** Would a value stored under a sensitive key be a secret (not null, a flag or a placeholder)? */
+export function isSecretValue(v: string | number): boolean {
+  const s = String(v);
+  if (typeof v === 'number' && s.length < 4) return false;
+  return s.length > 0 && !s.startsWith('[REDACTED') && !NOT_A_VALUE.test(s);
+}
+
+export interface Span {
+  start: number;
+  end: number;
+  cls: string;
+}
+
+const KEYWORD = /pass|pwd|secret|token|auth|cred|sess|sid|key|jwt|cookie|otp/gi;
+const isIdent = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 45 || c === 46 || c === 36;
+const isSpace = (c: number): boolean => c === 32 || c === 9;
+/** end of an unquoted value: whitespace, & , ; } ] < > " ' ) and the escape backslash */
+const isValueEnd = (c: number): boolean => c <= 32 || c === 38 || c === 44 || c === 59 || c === 125 || c === 93 || c === 60 || c === 62 || c === 34 || c === 39 || c === 41 || c === 92;
+const MAX_VALUE = 4096;
+
+/** Spans (value only) of every `<sensitive key> [:=] <value>` in `s`, in order, not overlapping. */
+export function scanKeyed(s: string): Span[] {
+  const spans: Span[] = [];
+  KEYWORD.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  let after = 0;
+  while ((m = KEYWORD.exec(s)) !== null) {
+    let l = m.index;
+    if (l < after) continue;
+    let r = l + m[0].length;
+    const lmin = Math.max(after, l - 64);
+    while (l > lmin && isIdent(s.charCodeAt(l - 1))) l--;
+    const rmax = Math.min(s.length, r + 64);
+    while (r < rmax && isIdent(s.charCodeAt(r))) r++;
+    KEYWORD.lastIndex = r;
+    // the identifier must be followed (after an optional closing quote, escaped or not) by : or =
+    let i = r;
+    // closing quote of the key: plain, or escaped once or more (JSON inside JSON inside JSON)
+    let b = 0;
+    while (b < 8 && s.charCodeAt(i + b) === 92) b++;
+    if (s.charCodeAt(i + b) === 34 || s.charCodeAt(i + b) === 39) i += b + 1;
+    let k = 0;
+    while (k < 5 && isSpace(s.charCodeAt(i))) i++, k++;
+    const sep = s.charCodeAt(i);
+    if (sep !== 58 && sep !== 61) continue;
+    // `x == y`, `a => b`, `::` are code, not assignments
+    const next = s.charCodeAt(i + 1);
+    if (next === 61 || next === 62 || (sep === 58 && next === 58)) continue;
+    let name = s.slice(l, r);
+    // strip leading/trailing separators: "-x-auth-token" or ".password"
+    name = name.replace(/^[-.$]+|[-.$]+$/g, '');
+    if (!isSensitiveKey(name)) continue;
+    // "Cookie: a=1; sid=…" in text: the cookie names inside say which values are secrets
+    if (/^(?:set-)?cookie$/i.test(name)) continue;
+    i++;
+    k = 0;
+    while (k < 5 && isSpace(s.charCodeAt(i))) i++, k++;
+    let vs = i;
+    let ve = i;
+    const c = s.charCodeAt(i);
+    let quoted = false;
+    let vb = 0;
+    while (vb < 8 && s.charCodeAt(i + vb) === 92) vb++;
+    if (vb > 0 && s.charCodeAt(i + vb) === 34) {
+      // \"value\" — JSON inside a JSON string (escaped once or more)
+      vs = i + vb + 1;
+      // bounded search: an unclosed quote must not make every later key rescan the rest of the text
+      const close = s.slice(vs, vs + MAX_VALUE + vb + 1).indexOf(s.slice(i, vs));
+      ve = close < 0 ? Math.min(s.length, vs + MAX_VALUE) : vs + close;
+      quoted = true;
+    } else if (c === 34 || c === 39) {
+      vs = i + 1;
+      ve = vs;
+      const lim = Math.min(s.length, vs + MAX_VALUE);
+      while (ve < lim) {
+        const d = s.charCodeAt(ve);
+        if (d === c || d === 10) break;
+        ve += d === 92 ? 2 : 1;
+      }
+      ve = Math.min(ve, s.length);
+      quoted = true;
+    } else if (c === 123 || c === 91) {
+      continue; // an object or array: its own keys are looked at
+    } else {
+      const lim = Math.min(s.length, vs + MAX_VALUE);
+      while (ve < lim && !isValueEnd(s.charCodeAt(ve))) ve++;
+      // "Authorization: Bearer abc" unquoted: the credential is the next word
+      if (s.charCodeAt(ve) === 32 && /^(?:bearer|basic|token|digest)$/i.test(s.slice(vs, ve))) {
+        let j = ve;
+        while (j < ve + 5 && s.charCodeAt(j) === 32) j++;
+        let je = j;
+        const jl = Math.min(s.length, j + MAX_VALUE);
+        while (je < jl && !isValueEnd(s.charCodeAt(je))) je++;
+        if (je > j) ve = je;
+      }
+    }
+    if (ve <= vs) continue;
+    let value = s.slice(vs, ve);
+    if (value.startsWith('[REDACTED')) {
+      after = ve;
+      continue;
+    }
+    // keep the scheme: "Authorization": "Bearer …"
+    const scheme = /^(Bearer|Basic|Token|Digest)\s+/i.exec(value);
+    let cls = 'keyed_secret';
+    if (scheme) {
+      vs += scheme[0].length;
+      value = value.slice(scheme[0].length);
+      cls = scheme[1]!.toLowerCase();
+      if (value.length === 0) continue;
+    }
+    if (NOT_A_VALUE.test(value)) continue;
+    // unquoted short values after ':' in prose ("session: 3") are rarely secrets
+    if (!quoted && sep === 58 && value.length < 4) continue;
+    spans.push({ start: vs, end: ve, cls });
+    after = ve;
+    KEYWORD.lastIndex = ve;
+  }
+  return spans;
+}
