@@ -75,8 +75,8 @@ export function logRecord(r: () => number, ts: number): Rec {
   return rec;
 }
 
-function networkRecord(r: () => number, ts: number): Rec {
-  const status = r() < 0.9 ? 200 : pick(r, [201, 304, 404, 500, 502]);
+function networkRecord(r: () => number, ts: number, forceStatus?: number): Rec {
+  const status = forceStatus ?? (r() < 0.9 ? 200 : pick(r, [201, 304, 404, 500, 502]));
   const size = Math.floor(r() * 50_000);
   return {
     ts,
@@ -136,6 +136,36 @@ export function batchRecords(r: () => number, n = RECORDS_PER_BATCH): BatchMix {
   return mix;
 }
 
+/**
+ * What a batch holds. `mixed` is the default above; `heavy` is a busy SPA (1 network record per 3
+ * console lines, issue 7's heavy profile); `errors5xx` is an outage: every record a 5xx response.
+ */
+export type Mix = 'mixed' | 'heavy' | 'errors5xx';
+
+function heavyRecords(r: () => number, n = RECORDS_PER_BATCH): BatchMix {
+  const mix: BatchMix = { logs: [], network: [], ws_events: [], actions: [] };
+  const ts0 = 1_732_280_000_000 + Math.floor(r() * 1e6);
+  for (let i = 0; i < n; i++) {
+    // every 4th record a request, the rest console noise; slot 0 pins a log, slot 3 a request
+    if (i % 4 === 3) mix.network.push(networkRecord(r, ts0 + i));
+    else mix.logs.push(logRecord(r, ts0 + i));
+  }
+  return mix;
+}
+
+function errorRecords(r: () => number, n = RECORDS_PER_BATCH): BatchMix {
+  const mix: BatchMix = { logs: [], network: [], ws_events: [], actions: [] };
+  const ts0 = 1_732_280_000_000 + Math.floor(r() * 1e6);
+  for (let i = 0; i < n; i++) mix.network.push(networkRecord(r, ts0 + i, pick(r, [500, 502, 503, 504])));
+  return mix;
+}
+
+function recordsFor(mix: Mix, r: () => number): Partial<BatchMix> {
+  const m = mix === 'heavy' ? heavyRecords(r) : mix === 'errors5xx' ? errorRecords(r) : batchRecords(r);
+  // empty arrays are left out, so a mix's frames all share one key set (fixed patch offsets)
+  return Object.fromEntries(Object.entries(m).filter(([, v]) => (v as Rec[]).length > 0)) as Partial<BatchMix>;
+}
+
 export interface FramePool {
   /** each frame is a private copy; patch with `stamp` before sending */
   frames: Buffer[];
@@ -158,7 +188,7 @@ function findUnique(buf: Uint8Array, needle: Uint8Array): number {
   return at;
 }
 
-export function buildFramePool(seed = 42, count = POOL_FRAMES): FramePool {
+export function buildFramePool(seed = 42, count = POOL_FRAMES, mixKind: Mix = 'mixed'): FramePool {
   const r = prng(seed);
   const packr = new Packr({ useRecords: true });
   const seqNeedle = Buffer.alloc(5);
@@ -172,8 +202,8 @@ export function buildFramePool(seed = 42, count = POOL_FRAMES): FramePool {
   let sentAtOffset = -1;
   let jsonBytes = 0;
   for (let i = 0; i < count; i++) {
-    const mix = batchRecords(r);
-    jsonBytes += JSON.stringify([...mix.logs, ...mix.network, ...mix.ws_events, ...mix.actions]).length;
+    const mix = recordsFor(mixKind, r);
+    jsonBytes += JSON.stringify(Object.values(mix).flat()).length;
     const frame = Buffer.from(
       packr.pack({ t: 'batch', seq: SEQ_MARK, sent_at: SENT_AT_MARK, tab_id: 7, page_url: 'https://app.example.test/dashboard', ...mix }),
     );

@@ -16,7 +16,7 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 import { performance } from 'node:perf_hooks';
 import { unpack } from 'msgpackr';
 import WebSocket from 'ws';
-import { buildFramePool, helloFrame, stamp, FIRST_SEQ, type FramePool } from './frames.js';
+import { buildFramePool, helloFrame, stamp, FIRST_SEQ, POOL_FRAMES, type FramePool, type Mix } from './frames.js';
 import { encodeHistogram, mergeHistograms, newHistogram, percentiles, type Histogram, type Percentiles } from './histogram.js';
 
 export interface ProducerRunOptions {
@@ -34,6 +34,10 @@ export interface ProducerRunOptions {
   /** after the send window: how long to wait for outstanding acks */
   drainMs: number;
   seed?: number;
+  /** open loop only: stop scheduling after this many events in total (a burst of exactly N) */
+  totalEvents?: number;
+  /** what the batches hold (frames.ts); mixed by default */
+  mix?: Mix;
 }
 
 interface ThreadInit extends ProducerRunOptions {
@@ -279,7 +283,7 @@ interface ThreadState {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 async function runThread(o: ThreadInit): Promise<ThreadResult> {
-  const pool = buildFramePool((o.seed ?? 42) + o.thread);
+  const pool = buildFramePool((o.seed ?? 42) + o.thread, POOL_FRAMES, o.mix ?? 'mixed');
   const s: ThreadState = {
     hist: newHistogram(),
     sending: false,
@@ -295,7 +299,7 @@ async function runThread(o: ThreadInit): Promise<ThreadResult> {
     errorFrames: {},
     closes: {},
   };
-  const tag = `${process.pid}-${Date.now().toString(36)}-${o.thread}`;
+  const tag = `${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}-${o.thread}`;
   const producers = Array.from({ length: o.connectionsPerThread }, (_, i) => new Producer(o, pool, `bench-${tag}-${i}`, s));
   await Promise.all(producers.map((p) => p.connect()));
   const live = producers.filter((p) => p.ready);
@@ -309,10 +313,11 @@ async function runThread(o: ThreadInit): Promise<ThreadResult> {
     // events/s for this thread, spread evenly over its connections, in whole batches
     const perConn = (o.rate ?? 100_000) / o.threads / Math.max(1, live.length) / pool.recordsPerFrame;
     const scheduled = live.map(() => 0);
+    const limit = o.totalEvents ? Math.ceil(o.totalEvents / o.threads / Math.max(1, live.length) / pool.recordsPerFrame) : Infinity;
     ticker = setInterval(() => {
       const now = performance.now();
       live.forEach((p, i) => {
-        const dueCount = Math.floor(((now - t0) / 1000) * perConn);
+        const dueCount = Math.min(limit, Math.floor(((now - t0) / 1000) * perConn));
         while (scheduled[i]! < dueCount) {
           // batch k falls due when (k + 1) / perConn seconds have passed
           p.due(t0 + ((scheduled[i]! + 1) / perConn) * 1000);

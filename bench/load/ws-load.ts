@@ -46,7 +46,7 @@ export interface WsLoadResult extends ProducerRunResult {
   server_stderr_tail?: string;
 }
 
-interface KindHealth {
+export interface KindHealth {
   received: number;
   stored: number;
   rejected: number;
@@ -56,12 +56,12 @@ interface KindHealth {
   ring: { records: number; capacity_bytes: number };
 }
 
-function kinds(h: Record<string, unknown>): KindHealth[] {
+export function kinds(h: Record<string, unknown>): KindHealth[] {
   return Object.values((h.kinds ?? {}) as Record<string, KindHealth>);
 }
 
-const total = (h: Record<string, unknown>, f: (k: KindHealth) => number): number => kinds(h).reduce((n, k) => n + f(k), 0);
-const droppedSum = (k: KindHealth): number => Object.values(k.dropped ?? {}).reduce((a, b) => a + b, 0);
+export const total = (h: Record<string, unknown>, f: (k: KindHealth) => number): number => kinds(h).reduce((n, k) => n + f(k), 0);
+export const droppedSum = (k: KindHealth): number => Object.values(k.dropped ?? {}).reduce((a, b) => a + b, 0);
 
 export async function runWsLoad(o: WsLoadOptions): Promise<WsLoadResult> {
   const pool = buildFramePool(42, 1);
