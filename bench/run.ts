@@ -1,16 +1,19 @@
 /**
- * `pnpm bench`: every micro benchmark and load profile, one after the other in one run on one
- * machine, so the figures (and above all the ratios) are comparable. Prints a table, writes
- * bench/results/<timestamp>.json and latest.json, and regenerates the measured section of
- * PERFORMANCE.md between `<!-- bench:begin -->` and `<!-- bench:end -->`.
+ * `pnpm bench`: the SLO gate. Micro benchmarks, then issue 7's load profiles in their CI form
+ * (suite.ts: steady, heavy, burst, saturate, HTTP routes, POST /logs beside the Go reference),
+ * judged against bench/slo.json. Prints the SLO and profile tables, writes
+ * bench/results/<timestamp>.json, latest.json and latency-vs-load.svg, regenerates the measured
+ * section of PERFORMANCE.md, and exits 1 when an SLO gated "absolute" is missed.
  *
- *   node dist/bench/run.js [--quick] [--only NAME[,NAME]] [--no-write]
+ *   node dist/bench/run.js [--full | --soak] [--only NAME[,NAME]] [--no-write] [--no-gate]
+ *   node dist/bench/run.js --compare <git-ref> [--rounds N]
  *
- * NAME matches a profile or a prefix of one: dispatch ring pipeline redaction ws-ceiling
- * ws-gasoline ws-gasoline-paced http-gasoline http-ceiling http-go (e.g. `--only ws`).
- *
- * Exits 0 whatever the targets say: `targets[]` in the JSON is shaped for the SLO gate
- * (base vs head) that a later issue adds.
+ * --full   issue 7 profiles at 60 s, plus issue 2's throughput profiles (ws-ceiling, ws-gasoline,
+ *          ws-gasoline-default-pool, ws-gasoline-paced, observe-under-load, http-ceiling)
+ * --quick  with --full: issue 2's profiles at 2 s (smoke)
+ * --soak   steady for 10 minutes
+ * NAME matches a profile or a prefix of one: dispatch ring pipeline redaction notify steady heavy
+ * burst saturate http (e.g. `--only steady,saturate`).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
@@ -21,6 +24,12 @@ import { runHttpLoad, type HttpLoadResult } from './load/http-load.js';
 import { ROOT } from './load/server-proc.js';
 import { runWsLoad, type WsLoadResult } from './load/ws-load.js';
 import { runObserveLoad } from './load/observe-load.js';
+import { latencyVsLoadSvg } from './chart.js';
+import { compareTable, runCompare } from './compare.js';
+import { runNotifyBench } from './micro/notify.bench.js';
+import { judge, loadSlos, sloTable, type Figure, type SloResult } from './slo.js';
+import { runSuite, type SuiteOutput } from './suite.js';
+import type { ProfileResult, SaturateResult } from './load/profiles.js';
 
 export const SCHEMA_VERSION = 1;
 
@@ -63,6 +72,11 @@ interface ProfileOutcome {
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
+const full = argv.includes('--full');
+const soak = argv.includes('--soak');
+const noGate = argv.includes('--no-gate');
+const compareRef = argv.includes('--compare') ? (argv[argv.indexOf('--compare') + 1] ?? '') : '';
+const roundsArg = argv.includes('--rounds') ? Number(argv[argv.indexOf('--rounds') + 1]) : 0;
 const noWrite = argv.includes('--no-write');
 const onlyArg = argv.includes('--only') ? (argv[argv.indexOf('--only') + 1] ?? '') : '';
 const only = onlyArg ? onlyArg.split(',').filter(Boolean) : [];
@@ -276,21 +290,75 @@ function updatePerformanceMd(section: string): void {
   writeFileSync(file, `${text.slice(0, i + begin.length)}\n${section}\n${text.slice(j)}`);
 }
 
+// ── issue 7 tables ───────────────────────────────────────────────────────────────────────────
+
+const lat3 = (a: number | undefined, b: number | undefined, c: number | undefined): string => [a, b, c].map((v) => (v === undefined ? '—' : String(v))).join(' / ');
+
+function profileTable(s: SuiteOutput): string {
+  const head = '| profile | offered ev/s | accepted ev/s | nacked ev/s | dropped | ack p50 / p99 / p99.9 ms | push p50 / p99 / max ms | observe p50 / p99 ms | configure p99 ms | server CPU % | peak RSS MB |\n|---|---|---|---|---|---|---|---|---|---|---|';
+  const lines: string[] = [head];
+  for (const name of ['steady', 'heavy', 'burst']) {
+    const r = s.results[name] as ProfileResult | undefined;
+    if (!r) continue;
+    const push = r.push.push_latency ? lat3(r.push.push_latency.p50_ms, r.push.push_latency.p99_ms, r.push.push_latency.max_ms) + (r.push.missed ? ` (${r.push.missed} missed)` : '') : r.push.status === 'unavailable' ? 'unavailable' : `error: ${r.push.reason ?? ''}`;
+    const offered = r.burst ? `${fmt(r.offered_events_per_s)} + burst ${fmt(r.burst.offered_events)} in 2 s` : fmt(r.offered_events_per_s);
+    const accepted = r.burst ? `${fmt(r.accepted_events_per_s)} + burst ${fmt(r.burst.acceptedReported)}` : fmt(r.accepted_events_per_s);
+    lines.push(`| ${name} | ${offered} | ${accepted} | ${fmt(r.nacked_events_per_s)} | ${fmt(r.accounting.dropped_delta)} | ${lat3(r.ack_latency.p50_ms, r.ack_latency.p99_ms, r.ack_latency.p999_ms)} | ${push} | ${r.observe_latency.p50_ms} / ${r.observe_latency.p99_ms} | ${Math.max(r.configure_latency.p99_ms, r.push.configure_latency?.p99_ms ?? 0)} (${r.configure_action}) | ${r.server_cpu_pct} | ${r.server_peak_rss_mb} (rings ${r.ring_budget_mb}) |`);
+  }
+  const sat = s.results.saturate as SaturateResult | undefined;
+  if (sat) {
+    for (const st of sat.steps) {
+      const push = st.push.push_latency ? lat3(st.push.push_latency.p50_ms, st.push.push_latency.p99_ms, st.push.push_latency.max_ms) : st.push.status;
+      lines.push(`| saturate @${fmt(st.offered_events_per_s)} | ${fmt(st.offered_events_per_s)} | ${fmt(st.accepted_events_per_s)} | ${fmt(Math.round((st.nacked_batches * 100) / 3))} (${st.nacked_batches} nacks) | — | ${lat3(st.ack_latency.p50_ms, st.ack_latency.p99_ms, st.ack_latency.p999_ms)} | ${push} | — | — | ${st.server_cpu_pct} | ${st.rss_mb} (rings ${sat.ring_budget_mb}) |`);
+    }
+  }
+  return lines.join('\n');
+}
+
+function httpTable(s: SuiteOutput): string {
+  const rs = Object.values((s.results.http_routes ?? {}) as Record<string, HttpLoadResult>);
+  const logs = s.results.http_logs as HttpLoadResult | undefined;
+  const go = s.results.http_logs_go as HttpLoadResult | undefined;
+  const lines = ['| server | route | conns | req/s (2xx) | entries/s | p50 / p99 / p99.9 ms | non-2xx | server CPU % | peak RSS MB |', '|---|---|---|---|---|---|---|---|---|'];
+  const row = (who: string, r: HttpLoadResult): string =>
+    r.skipped ? `| ${who} | ${r.route} | — | skipped: ${r.skipped} | | | | | |` : `| ${who} | ${r.route} | ${r.connections} | ${fmt(r.req_per_s)} | ${fmt(r.entries_per_s)} | ${r.latency_p50_ms} / ${r.latency_p99_ms} / ${r.latency_p999_ms} | ${r.non2xx}${r.non2xx ? ` ${JSON.stringify(r.status_codes)}` : ''} | ${r.server_cpu_pct ?? '—'} | ${r.server_peak_rss_mb ?? '—'} |`;
+  for (const r of rs) lines.push(row('gasoline', r));
+  if (logs) lines.push(row('gasoline', logs));
+  if (go) lines.push(row('Go reference 0.7.9', go));
+  return lines.length > 2 ? lines.join('\n') : '';
+}
+
+function goLine(s: SuiteOutput): string {
+  const logs = s.results.http_logs as HttpLoadResult | undefined;
+  const go = s.results.http_logs_go as HttpLoadResult | undefined;
+  if (!logs || !go) return '';
+  if (go.skipped) return `- Go reference on POST /logs: skipped — ${go.skipped}.`;
+  return `- POST /logs, 10 connections, 50 entries per request, same run: Gasoline **${fmt(logs.entries_per_s)}** entries/s (p99 ${logs.latency_p99_ms} ms) vs the Go reference 0.7.9 **${fmt(go.entries_per_s)}** (p99 ${go.latency_p99_ms} ms): **${Math.round((logs.entries_per_s / Math.max(1, go.entries_per_s)) * 10) / 10}×**.`;
+}
+
 // ── main ─────────────────────────────────────────────────────────────────────────────────────
 
-async function main(): Promise<void> {
-  const started = new Date();
-  log(`${quick ? 'quick' : 'full'} run${only.length ? `, only ${only.join(',')}` : ''}; load profiles ${LOAD_MS / 1000}s each`);
+function writeResults(name: string, data: unknown): string {
+  const dir = join(ROOT, 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  const json = JSON.stringify(data, null, 2);
+  const file = join(dir, name);
+  writeFileSync(file, json);
+  return file;
+}
 
-  await profile('dispatch', async () => {
-    const d = await runDispatchBench({ quick });
-    dispatchRows(d);
-    return { status: 'ok', result: d };
-  });
-  await microOther('ring', './micro/ring.bench.js', 'runRingBench');
-  await microOther('pipeline', './micro/pipeline.bench.js', 'runPipelineBench');
-  await microOther('redaction', './micro/redaction.bench.js', 'runRedactionBench');
+async function compareMain(): Promise<number> {
+  const slo = loadSlos();
+  const rounds = roundsArg || slo.compare.rounds;
+  log(`compare ${compareRef} (base) with the working tree (head), ${rounds} interleaved rounds`);
+  const r = await runCompare({ ref: compareRef, rounds, metrics: slo.compare.metrics, log });
+  const md = compareTable(r);
+  process.stdout.write(`\n${md}\n\n${r.pass ? 'compare: PASS' : 'compare: FAIL (a figure regressed beyond its tolerance)'}\n`);
+  if (!noWrite) log(`wrote ${writeResults(`compare-${new Date().toISOString().replace(/[:.]/g, '-')}.json`, { schema: SCHEMA_VERSION, machine: machine(), git: git(), ...r })}`);
+  return r.pass ? 0 : 1;
+}
 
+async function legacyProfiles(): Promise<void> {
   const ws = { durationMs: LOAD_MS, threads: 1, connectionsPerThread: 4, window: 16 };
   await profile('ws-ceiling', async () => {
     const r = await runWsLoad({ server: 'ceiling', port: PORT_BASE + 1, ...ws });
@@ -310,7 +378,6 @@ async function main(): Promise<void> {
     return { status: 'ok', result: r };
   });
   await profile('ws-gasoline-paced', async () => {
-    // open loop at half the target: ack latency when the pool is not saturated
     const r = await runWsLoad({ server: 'gasoline', port: PORT_BASE + 3, ...ws, rate: TARGETS.ws_events_per_s / 2 });
     wsRows('ws-gasoline-paced', r, false);
     return { status: 'ok', result: r };
@@ -324,78 +391,114 @@ async function main(): Promise<void> {
     rows.push({ profile: 'observe-under-load', metric: 'ingest meanwhile (WS, open loop)', value: r.ingest_events_per_s, unit: 'events/s', note: `target rate ${fmt(rate)}/s` });
     return { status: 'ok', result: r };
   });
-  const http = { durationMs: LOAD_MS, connections: 10 };
   await profile('http-ceiling', async () => {
-    const r = await runHttpLoad({ target: 'ceiling', port: PORT_BASE + 4, ...http });
+    const r = await runHttpLoad({ target: 'ceiling', port: PORT_BASE + 4, durationMs: LOAD_MS, connections: 10 });
     httpRows('http-ceiling', r, false);
     return { status: 'ok', result: r };
   });
-  await profile('http-gasoline', async () => {
-    const r = await runHttpLoad({ target: 'gasoline', port: PORT_BASE + 5, ...http });
-    httpRows('http-gasoline', r, true);
-    return { status: 'ok', result: r };
+}
+
+async function main(): Promise<number> {
+  if (compareRef) return compareMain();
+  const started = new Date();
+  const kind = soak ? 'soak' : full ? 'full' : 'ci';
+  log(`${kind} run${only.length ? `, only ${only.join(',')}` : ''}`);
+  const figures: Record<string, Figure> = {};
+
+  await profile('dispatch', async () => {
+    const d = await runDispatchBench({ quick: !full });
+    dispatchRows(d);
+    return { status: 'ok', result: d };
   });
-  await profile('http-go', async () => {
-    const r = await runHttpLoad({ target: 'go', port: PORT_BASE + 6, ...http });
-    if (r.skipped) return { status: 'skipped', reason: r.skipped, result: r };
-    httpRows('http-go', r, false);
-    return { status: 'ok', result: r };
+  await microOther('ring', './micro/ring.bench.js', 'runRingBench');
+  await microOther('pipeline', './micro/pipeline.bench.js', 'runPipelineBench');
+  await microOther('redaction', './micro/redaction.bench.js', 'runRedactionBench');
+  await profile('notify', async () => {
+    const n = await runNotifyBench({ quick: !full });
+    for (const x of n) rows.push({ profile: 'notify', metric: `${x.name}, ${fmt(x.calls)} calls, ${x.line_bytes} B line, p50 / p99 / max`, value: `${x.latency.p50_ms} / ${x.latency.p99_ms} / ${x.latency.max_ms}`, unit: 'ms' });
+    figures['notify.serialize_p99_ms'] = n[0]!.latency.p99_ms;
+    return { status: 'ok', result: n };
   });
 
-  // a target whose profile was selected but did not produce a figure counts as failed, never as absent
-  const expected: Array<[string, string, string]> = [
-    ['ws_ingest_events_per_s', 'ws-gasoline', 'events/s accepted, all readable or evicted'],
-    ['rss_ws-gasoline', 'ws-gasoline', 'peak RSS MB'],
-    ['http_logs_entries_per_s', 'http-gasoline', 'POST /logs entries/s at 10 connections'],
-  ];
-  for (const [id, prof, metric] of expected) {
-    if (!selected(prof) || targets.some((t) => t.id === id)) continue;
-    const threshold = id.startsWith('ws') ? TARGETS.ws_events_per_s : id.startsWith('http') ? TARGETS.http_entries_per_s : TARGETS.rss_over_ring_budget_mb;
-    targets.push({ id, profile: prof, metric, value: null, op: id.startsWith('rss') ? '<=' : '>=', threshold, pass: false });
-  }
+  const suite = await runSuite({ kind, root: ROOT, selected, log, go: !argv.includes('--no-go') });
+  Object.assign(figures, suite.figures);
+  for (const [k, v] of Object.entries(suite.errors)) rows.push({ profile: k, metric: 'error', value: null, note: v.slice(0, 300) });
+  if (full) await legacyProfiles();
 
+  const ran = new Set(suite.ran);
+  if (profiles.notify?.status === 'ok') ran.add('notify');
+  if (selected('notify') && !ran.has('notify')) ran.add('notify'); // selected but failed: its SLO fails
+  const slo = loadSlos();
+  const judged: SloResult[] = judge(slo.slos, figures, suite.unavailable, ran);
+  const failed = judged.filter((j) => j.blocking);
   const mach = machine();
   const results = {
     schema: SCHEMA_VERSION,
     timestamp: started.toISOString(),
-    quick,
+    kind,
     only,
     machine: mach,
     git: git(),
-    method: { load_ms: LOAD_MS, ws, http, records_per_batch: 100, entries_per_http_request: 50 },
-    targets,
-    gate: { enforced: false, pass: targets.every((t) => t.pass) },
-    profiles,
+    slos: judged,
+    gate: { enforced: !noGate, pass: failed.length === 0, failed: failed.map((f) => f.id) },
+    figures,
+    unavailable: suite.unavailable,
+    suite: suite.results,
+    suite_errors: suite.errors,
+    points: suite.points,
+    micro: profiles,
     rows,
+    targets,
   };
 
-  const md = table(rows);
-  process.stdout.write(`\n${md}\n\n${ratioLines().join('\n')}\n`);
+  const sloMd = sloTable(judged);
+  const profMd = profileTable(suite);
+  const httpMd = httpTable(suite);
+  const microMd = table(rows);
+  process.stdout.write(`\n${sloMd}\n\n${profMd}\n\n${httpMd}\n\n${microMd}\n\n${[goLine(suite), ...ratioLines()].filter(Boolean).join('\n')}\n\n`);
+  process.stdout.write(failed.length ? `gate: FAIL — ${failed.map((f) => `${f.id} (${f.value === null ? f.reason : f.value})`).join(', ')}\n` : 'gate: PASS\n');
 
   if (!noWrite) {
-    const dir = join(ROOT, 'bench', 'results');
-    mkdirSync(dir, { recursive: true });
-    const json = JSON.stringify(results, null, 2);
-    const file = join(dir, `${started.toISOString().replace(/[:.]/g, '-')}.json`);
-    writeFileSync(file, json);
-    writeFileSync(join(dir, 'latest.json'), json);
+    const file = writeResults(`${started.toISOString().replace(/[:.]/g, '-')}.json`, results);
+    writeResults('latest.json', results);
     log(`wrote ${file} and latest.json`);
-    if (!only.length) {
+    if (!only.length && kind !== 'soak') {
+      const subtitle = `${started.toISOString().slice(0, 16)}Z · ${mach.nproc} × ${String(mach.cpu_model).split(' ').slice(0, 2).join(' ')} · Node ${String(mach.node)} · ${kind} profiles`;
+      writeFileSync(join(ROOT, 'bench', 'results', 'latency-vs-load.svg'), latencyVsLoadSvg(suite.points, subtitle));
       const section = [
-        `Last run: ${started.toISOString()}${quick ? ' (**--quick**: short durations, smoke only)' : ''} · ${mach.nproc} × ${mach.cpu_model} · Node ${mach.node} · commit ${(results.git.commit as string | null)?.slice(0, 10) ?? 'none'}${results.git.dirty ? ' (dirty)' : ''}`,
+        `Last run: ${started.toISOString()} (${kind === 'ci' ? '`pnpm bench`, the CI form' : '`pnpm bench --full`'}) · ${mach.nproc} × ${mach.cpu_model} · Node ${mach.node} · commit ${(results.git.commit as string | null)?.slice(0, 10) ?? 'none'}${results.git.dirty ? ' (dirty)' : ''} · gate **${failed.length ? 'FAIL' : 'PASS'}**`,
         '',
-        md,
+        '### SLOs',
+        '',
+        sloMd,
+        '',
+        '### Load profiles',
+        '',
+        profMd,
+        '',
+        '![throughput and p99 latency against offered load](bench/results/latency-vs-load.svg)',
+        '',
+        '### HTTP routes and the Go reference',
+        '',
+        httpMd,
+        '',
+        goLine(suite),
+        '',
+        '### Micro benchmarks',
+        '',
+        microMd,
         '',
         ...ratioLines(),
       ].join('\n');
       updatePerformanceMd(section);
-      log('PERFORMANCE.md measured section regenerated');
+      log('PERFORMANCE.md measured section and bench/results/latency-vs-load.svg regenerated');
     } else {
-      log('--only: PERFORMANCE.md left as is (it shows full runs only)');
+      log('--only / --soak: PERFORMANCE.md left as is (it shows whole runs only)');
     }
   }
+  return failed.length && !noGate ? 1 : 0;
 }
 
-await main();
-// Worker threads and sockets are all closed; exit 0 regardless of targets (the gate comes later).
-process.exit(0);
+const code = await main();
+// Worker threads and sockets are all closed.
+process.exit(code);

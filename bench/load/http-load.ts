@@ -6,8 +6,9 @@
  *
  *   node dist/bench/load/http-load.js [--server gasoline|ceiling|go] [--seconds 10] [--port P]
  */
-import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { logRecord, prng } from './frames.js';
@@ -39,10 +40,16 @@ export interface HttpLoadOptions {
   durationMs: number;
   connections: number;
   serverThreads?: number;
+  /** POST /logs unless told; GET for /health */
+  route?: HttpRouteName;
+  root?: string;
 }
+
+export type HttpRouteName = '/logs' | '/network-bodies' | '/ci-result' | '/health';
 
 export interface HttpLoadResult {
   target: HttpTarget;
+  route: HttpRouteName;
   skipped?: string;
   connections: number;
   duration_s: number;
@@ -66,11 +73,67 @@ export function logsBody(seed = 7): string {
   return JSON.stringify({ entries });
 }
 
-const GO_PACKAGE = '@brennhill/gasoline-linux-x64';
+function networkBodiesBody(seed = 11): string {
+  const r = prng(seed);
+  const bodies = Array.from({ length: ENTRIES_PER_REQUEST }, (_, i) => ({
+    ts: 1_732_280_000_000 + i,
+    method: r() < 0.5 ? 'GET' : 'POST',
+    url: `https://api.example.test/v1/items/${Math.floor(r() * 1e6)}`,
+    status: r() < 0.9 ? 200 : 500,
+    content_type: 'application/json',
+    duration: Math.round(r() * 500),
+    response_headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
+    response_body: JSON.stringify({ id: Math.floor(r() * 1e6), items: Array.from({ length: 5 }, (_, j) => ({ j, name: `item-${j}` })) }),
+  }));
+  return JSON.stringify({ bodies });
+}
 
-/** The Go reference binary, if its platform package is installed (we never install it). */
+function ciBody(): string {
+  return JSON.stringify({ status: 'failure', source: 'bench', ref: 'refs/heads/bench', commit: 'bench0000', summary: '2 failed, 98 passed', failures: [{ name: 'checkout > pays', message: 'expected 200, got 503' }, { name: 'cart > adds', message: 'timeout' }], duration_ms: 81234 });
+}
+
+export function routeBody(route: HttpRouteName): string {
+  return route === '/logs' ? logsBody() : route === '/network-bodies' ? networkBodiesBody() : route === '/ci-result' ? ciBody() : '';
+}
+
+const GO_PACKAGE = '@brennhill/gasoline-linux-x64';
+const GO_VERSION = '0.7.9';
+/** where `fetchGoBinary` unpacks the reference (outside the repo: it is AGPL and not ours to commit) */
+export const GO_CACHE = join(tmpdir(), 'gasoline-go-ref', GO_VERSION);
+
+/**
+ * The Go reference binary: its platform package if installed, else a copy `fetchGoBinary` left in
+ * the temp cache. Returns null when neither is there.
+ */
 export function findGoBinary(): string | null {
-  const dir = join(ROOT, 'node_modules', GO_PACKAGE);
+  return findIn(join(ROOT, 'node_modules', GO_PACKAGE)) ?? findIn(GO_CACHE);
+}
+
+/**
+ * `npm pack` the reference's platform package into the temp cache (no install scripts run; the
+ * tarball is only unpacked). Returns the binary or why there is none. Off with GASOLINE_BENCH_NO_GO=1.
+ */
+export function fetchGoBinary(): { bin: string } | { skipped: string } {
+  const found = findGoBinary();
+  if (found) return { bin: found };
+  if (process.env.GASOLINE_BENCH_NO_GO === '1') return { skipped: 'GASOLINE_BENCH_NO_GO=1' };
+  if (process.platform !== 'linux' || process.arch !== 'x64') return { skipped: `no reference build for ${process.platform}-${process.arch} is fetched` };
+  try {
+    mkdirSync(GO_CACHE, { recursive: true });
+    const tgz = execFileSync('npm', ['pack', '--silent', `${GO_PACKAGE}@${GO_VERSION}`], { cwd: GO_CACHE, timeout: 90_000, stdio: ['ignore', 'pipe', 'pipe'] })
+      .toString()
+      .trim()
+      .split('\n')
+      .pop()!;
+    execFileSync('tar', ['xzf', tgz], { cwd: GO_CACHE, timeout: 60_000 });
+  } catch (e) {
+    return { skipped: `npm pack ${GO_PACKAGE}@${GO_VERSION} failed: ${(e as Error).message.split('\n')[0]}` };
+  }
+  const bin = findGoBinary();
+  return bin ? { bin } : { skipped: `${GO_PACKAGE}@${GO_VERSION} holds no gasoline binary` };
+}
+
+function findIn(dir: string): string | null {
   if (!existsSync(dir)) return null;
   const stack = [dir];
   while (stack.length) {
@@ -79,7 +142,10 @@ export function findGoBinary(): string | null {
       const p = join(d, name);
       const st = statSync(p);
       if (st.isDirectory()) stack.push(p);
-      else if (/^gasoline(\.exe)?$/.test(name) && st.mode & 0o111) return p;
+      else if (/^gasoline(\.exe)?$/.test(name)) {
+        if (!(st.mode & 0o111)) chmodSync(p, 0o755);
+        return p;
+      }
     }
   }
   return null;
@@ -88,6 +154,7 @@ export function findGoBinary(): string | null {
 function skipped(o: HttpLoadOptions, why: string): HttpLoadResult {
   return {
     target: o.target,
+    route: o.route ?? '/logs',
     skipped: why,
     connections: o.connections,
     duration_s: 0,
@@ -122,35 +189,45 @@ async function waitForPort(port: number, ms: number): Promise<boolean> {
 export async function runHttpLoad(o: HttpLoadOptions): Promise<HttpLoadResult> {
   let pid: number;
   let stop: () => Promise<unknown>;
+  const route = o.route ?? '/logs';
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (o.target === 'go') {
-    const bin = findGoBinary();
-    if (!bin) return skipped(o, `${GO_PACKAGE} is not installed`);
-    const child = spawn(bin, ['--port', String(o.port)], { stdio: 'ignore', env: { ...process.env, HOME: join(ROOT, 'bench', 'results', '.go-home') } });
+    const got = fetchGoBinary();
+    if ('skipped' in got) return skipped(o, got.skipped);
+    const bin = got.bin;
+    // a scratch HOME and state dir: the reference must not touch the user's real daemon or files
+    const home = mkdtempSync(join(tmpdir(), 'gasoline-go-home-'));
+    const child = spawn(bin, ['--daemon', '--port', String(o.port), '--state-dir', join(home, 'state')], { stdio: 'ignore', env: { ...process.env, HOME: home } });
+    // it refuses telemetry without its extension's client header
+    headers['x-gasoline-client'] = `gasoline-extension/${GO_VERSION}`;
     if (!(await waitForPort(o.port, 10_000))) {
       child.kill('SIGKILL');
       return skipped(o, `${bin} did not answer on 127.0.0.1:${o.port}`);
     }
     pid = child.pid!;
     stop = async () => {
+      const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGTERM');
+      const t = setTimeout(() => child.kill('SIGKILL'), 3000);
+      await exited;
+      clearTimeout(t);
     };
   } else {
-    const srv = await startServer({ kind: o.target, port: o.port, threads: o.serverThreads });
+    const srv = await startServer({ kind: o.target, port: o.port, threads: o.serverThreads, ...(o.root ? { root: o.root } : {}) });
     pid = srv.pid;
     stop = srv.stop;
   }
   try {
-    const body = logsBody();
+    const body = routeBody(route);
     const cpu0 = cpuSeconds(pid);
     const t0 = Date.now();
     const r = await autocannon({
-      url: `http://127.0.0.1:${o.port}/logs`,
-      method: 'POST',
+      url: `http://127.0.0.1:${o.port}${route}`,
+      method: route === '/health' ? 'GET' : 'POST',
       connections: o.connections,
       pipelining: 1,
       duration: Math.max(1, Math.round(o.durationMs / 1000)),
-      headers: { 'content-type': 'application/json' },
-      body,
+      ...(route === '/health' ? {} : { headers, body }),
     });
     const cpu = (cpuSeconds(pid) - cpu0) / ((Date.now() - t0) / 1000);
     const ok = r['2xx'];
@@ -158,10 +235,11 @@ export async function runHttpLoad(o: HttpLoadOptions): Promise<HttpLoadResult> {
     for (const [c, s] of Object.entries(r.statusCodeStats ?? {})) codes[c] = s.count;
     return {
       target: o.target,
+      route,
       connections: o.connections,
       duration_s: r.duration,
       req_per_s: Math.round(ok / r.duration),
-      entries_per_s: Math.round((ok * ENTRIES_PER_REQUEST) / r.duration),
+      entries_per_s: Math.round((ok * (route === '/logs' || route === '/network-bodies' ? ENTRIES_PER_REQUEST : 1)) / r.duration),
       latency_p50_ms: r.latency.p50,
       latency_p99_ms: r.latency.p99,
       latency_p999_ms: r.latency.p99_9,

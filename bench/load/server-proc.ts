@@ -4,6 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,13 +28,15 @@ export interface SpawnOptions {
   threads?: number;
   /** ceiling only */
   seqOffset?: number;
+  /** the checkout whose build is run (head by default; a base worktree under --compare) */
+  root?: string;
   startTimeoutMs?: number;
 }
 
 export async function startServer(o: SpawnOptions): Promise<ServerProc> {
   const args =
     o.kind === 'gasoline'
-      ? [join(ROOT, 'bin/gasoline'), '--server', '--port', String(o.port)]
+      ? [join(o.root ?? ROOT, 'bin/gasoline'), '--server', '--port', String(o.port)]
       : [join(ROOT, 'dist/bench/load/ceiling-server.js'), '--port', String(o.port), ...(o.seqOffset !== undefined ? ['--seq-offset', String(o.seqOffset)] : [])];
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -41,7 +44,7 @@ export async function startServer(o: SpawnOptions): Promise<ServerProc> {
     GASOLINE_STATE_DIR: mkdtempSync(join(tmpdir(), 'gasoline-bench-')),
   };
   if (o.threads !== undefined) env.GASOLINE_THREADS = String(o.threads);
-  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, args, { cwd: o.root ?? ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   child.stderr!.setEncoding('utf8');
   child.stderr!.on('data', (d: string) => {
@@ -102,4 +105,16 @@ export async function getHealth(port: number): Promise<Record<string, unknown>> 
 export function freePortFrom(base: number): number {
   // ports are picked per profile by the caller; distinct bases avoid TIME_WAIT clashes
   return base + (process.pid % 200);
+}
+
+/** A loopback port nobody listens on right now (other benches may share this machine). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
 }

@@ -1,0 +1,119 @@
+/**
+ * `pnpm bench --compare <git-ref>`: build the ref in a temporary git worktree (pnpm install
+ * --frozen-lockfile --prefer-offline, pnpm build), then run base and head interleaved — A B A B …
+ * — on this machine with this bench code, so both see the same neighbours and the same drift.
+ * A figure regresses when median(head) / median(base) moves the wrong way by more than its
+ * tolerance in slo.json; the tolerances come from `--compare HEAD` (head against itself), whose
+ * per-round ratios are the noise (`observed_noise` below).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CompareMetric, Figure } from './slo.js';
+import { ROOT } from './load/server-proc.js';
+import { runSuite } from './suite.js';
+
+export interface CompareRow extends CompareMetric {
+  base: number[];
+  head: number[];
+  base_median: number | null;
+  head_median: number | null;
+  /** head / base of the medians */
+  ratio: number | null;
+  /** max |head_i / base_i − 1| over rounds: what this pair of runs says about noise */
+  observed_noise: number | null;
+  verdict: 'ok' | 'REGRESSED' | 'not measured';
+}
+
+export interface CompareResult {
+  ref: string;
+  base_commit: string;
+  rounds: number;
+  rows: CompareRow[];
+  pass: boolean;
+  build_seconds: number;
+}
+
+const median = (xs: number[]): number | null => {
+  if (!xs.length) return null;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
+function sh(cmd: string, args: string[], cwd: string, timeoutMs: number): string {
+  return execFileSync(cmd, args, { cwd, timeout: timeoutMs, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 }).toString();
+}
+
+/** Checks out and builds `ref`; returns its directory and a cleanup. */
+export function buildBase(ref: string, log: (m: string) => void): { dir: string; commit: string; seconds: number; cleanup: () => void } {
+  const t0 = Date.now();
+  const commit = sh('git', ['rev-parse', '--verify', `${ref}^{commit}`], ROOT, 10_000).trim();
+  const dir = mkdtempSync(join(tmpdir(), 'gasoline-base-'));
+  log(`base ${ref} = ${commit.slice(0, 10)} → ${dir}`);
+  sh('git', ['worktree', 'add', '--detach', dir, commit], ROOT, 60_000);
+  const cleanup = (): void => {
+    try {
+      sh('git', ['worktree', 'remove', '--force', dir], ROOT, 60_000);
+    } catch {
+      rmSync(dir, { recursive: true, force: true });
+      try {
+        sh('git', ['worktree', 'prune'], ROOT, 10_000);
+      } catch {
+        // nothing more to do
+      }
+    }
+  };
+  try {
+    log('base: pnpm install --frozen-lockfile --prefer-offline …');
+    sh('pnpm', ['install', '--frozen-lockfile', '--prefer-offline'], dir, 300_000);
+    log('base: pnpm build …');
+    sh('pnpm', ['build'], dir, 300_000);
+  } catch (e) {
+    cleanup();
+    const err = e as Error & { stderr?: Buffer; stdout?: Buffer };
+    throw new Error(`building ${ref} failed: ${err.message.split('\n')[0]}\n${(err.stderr ?? err.stdout ?? '').toString().slice(-1500)}`);
+  }
+  return { dir, commit, seconds: Math.round((Date.now() - t0) / 1000), cleanup };
+}
+
+export async function runCompare(o: { ref: string; rounds: number; metrics: CompareMetric[]; log: (m: string) => void }): Promise<CompareResult> {
+  const base = buildBase(o.ref, o.log);
+  const samples: { base: Array<Record<string, Figure>>; head: Array<Record<string, Figure>> } = { base: [], head: [] };
+  try {
+    for (let i = 0; i < o.rounds; i++) {
+      for (const side of ['base', 'head'] as const) {
+        o.log(`round ${i + 1}/${o.rounds}: ${side}`);
+        const s = await runSuite({ kind: 'compare', root: side === 'base' ? base.dir : ROOT, selected: () => true, log: (m) => o.log(`  ${side} ${m}`) });
+        samples[side].push(s.figures);
+      }
+    }
+  } finally {
+    base.cleanup();
+  }
+  const rows: CompareRow[] = o.metrics.map((m) => {
+    const pick = (fs: Array<Record<string, Figure>>): Array<number | null> => fs.map((f) => (typeof f[m.metric] === 'number' ? (f[m.metric] as number) : null));
+    const b = pick(samples.base);
+    const h = pick(samples.head);
+    const bn = b.filter((v): v is number => v !== null);
+    const hn = h.filter((v): v is number => v !== null);
+    const bm = median(bn);
+    const hm = median(hn);
+    if (bm === null || hm === null || bm === 0 || bn.length !== o.rounds || hn.length !== o.rounds) {
+      return { ...m, base: bn, head: hn, base_median: bm, head_median: hm, ratio: null, observed_noise: null, verdict: 'not measured' };
+    }
+    const ratio = hm / bm;
+    const noise = Math.max(...b.map((bv, i) => Math.abs((h[i] as number) / (bv as number) - 1)));
+    const regressed = m.better === 'higher' ? ratio < 1 - m.tolerance : ratio > 1 + m.tolerance;
+    return { ...m, base: bn, head: hn, base_median: bm, head_median: hm, ratio: Math.round(ratio * 1000) / 1000, observed_noise: Math.round(noise * 1000) / 1000, verdict: regressed ? 'REGRESSED' : 'ok' };
+  });
+  return { ref: o.ref, base_commit: base.commit, rounds: o.rounds, rows, pass: rows.every((r) => r.verdict !== 'REGRESSED'), build_seconds: base.seconds };
+}
+
+export function compareTable(r: CompareResult): string {
+  const head = `| figure | better | base (median of ${r.rounds}) | head | head/base | tolerance | noise this run | verdict |\n|---|---|---|---|---|---|---|---|`;
+  const fmt = (v: number | null): string => (v === null ? '—' : v.toLocaleString('en-US', { maximumFractionDigits: 3 }));
+  const body = r.rows.map((x) => `| ${x.metric} | ${x.better} | ${fmt(x.base_median)} | ${fmt(x.head_median)} | ${fmt(x.ratio)} | ±${Math.round(x.tolerance * 100)} % | ${x.observed_noise === null ? '—' : `${Math.round(x.observed_noise * 100)} %`} | ${x.verdict === 'REGRESSED' ? '**REGRESSED**' : x.verdict} |`);
+  return [head, ...body].join('\n');
+}
