@@ -19,6 +19,8 @@ export interface IngestContext {
   recvTime: number;
   redactor: Redactor;
   limits: IngestLimits;
+  /** sees every stored record once, redacted and cut to size (anomaly detection) */
+  detect?: (kind: Kind, rec: Record<string, unknown>, pageUrl: string | undefined) => void;
 }
 
 export interface RecordError {
@@ -151,6 +153,7 @@ function processArray(k: BatchArray, arr: unknown[], tab: number, pageUrl: strin
       }
     }
     normalizeRecord(k, safe);
+    ctx.detect?.(kind, safe, pageUrl);
     out.records.push({ kind: id, clientTime: times[j]!, tab, payload: stage(JSON.stringify(safe)) });
   }
 }
