@@ -24,7 +24,7 @@ export const ConfigureInput = {
   id: z.string().max(20).optional().describe('noise_rule remove'),
   streaming_action: z.enum(['enable', 'disable', 'status']).optional().describe('push alerts as notifications/message'),
   events: z.array(z.enum(STREAM_EVENTS)).max(10).optional().describe('streaming: default ["all"]'),
-  throttle_seconds: z.number().optional().describe('streaming: 1-60, default 5'),
+  throttle_seconds: z.number().int().min(1).max(60).optional().describe('streaming, default 5'),
   url_filter: z.string().max(500).optional(),
   severity_min: z.enum(['info', 'warning', 'error']).optional().describe('streaming: default warning'),
   key: z.string().min(1).max(200).optional(),
