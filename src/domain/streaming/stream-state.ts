@@ -256,9 +256,13 @@ export class StreamState {
 
   private enable(a: StreamingConfigureArgs): StreamingResult {
     if (this.closed) return { error: { code: 'shutting_down', message: 'streaming is closed: the MCP connection has ended' } };
-    // Enabling while enabled only restates the config: queued alerts were accepted under the old
-    // one and are still delivered; the new throttle applies to the window already running.
+    // Enabling while enabled restates the config and opens a fresh window: the throttle and the
+    // per-minute cap start over (an agent re-enabling asks to hear now), while alerts already
+    // queued were accepted under the old config and are still delivered — at once.
     this.on = true;
+    this.lastSendAt = -Infinity;
+    this.sends = [];
+    this.heldByCap = 0;
     this.cfg = {
       events: [...new Set(a.events ?? DEFAULTS.events)],
       throttle_seconds: a.throttle_seconds ?? DEFAULTS.throttle_seconds,

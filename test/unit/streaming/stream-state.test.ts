@@ -327,15 +327,20 @@ describe('throttle and caps', () => {
     expect(batchOf(sent[12]!).count).toBe(100);
   });
 
-  it('enabling again while enabled keeps the queue and applies the new throttle to the running window', () => {
+  it('enabling again while enabled opens a fresh window: what was queued goes out at once, the next alert too', () => {
     const { s, sent, time } = setup();
     s.configure({ streaming_action: 'enable', throttle_seconds: 30 });
     s.offer(env(alert()));
     s.offer(env(alert()));
-    s.configure({ streaming_action: 'enable', throttle_seconds: 2 });
+    expect(sent).toHaveLength(1);
     expect(status(s).pending).toBe(1);
-    time.advance(2000);
+    s.configure({ streaming_action: 'enable', throttle_seconds: 2 });
     expect(sent).toHaveLength(2);
+    expect(status(s).pending).toBe(0);
+    s.configure({ streaming_action: 'enable', throttle_seconds: 2 });
+    s.offer(env(alert()));
+    expect(sent).toHaveLength(3);
+    time.advance(2000);
     expect(time.active).toBe(0);
   });
 });
