@@ -61,6 +61,7 @@ export function createGasolineMcp(deps: McpDeps): GasolineMcp {
     producers: () => deps.server?.ws.producers() ?? [],
     text,
     error,
+    redact,
   });
   // Alerts: the passive block on observe, a pending note on the other tools, and streaming.
   // Notifications are egress too: they pass the same rule set as every tool result.

@@ -170,7 +170,8 @@ function store(ctx: ToolContext, deps: ConfigureDeps, a: Args): ToolResult {
   else {
     if (a.value === undefined) return ctx.error('store_action:"set" needs value');
     if (!(a.key in data) && Object.keys(data).length >= MAX_STORE_KEYS) return ctx.error(`store holds at most ${MAX_STORE_KEYS} keys`);
-    data[a.key] = a.value;
+    // a file we write is egress too: a secret pasted into a note is not kept
+    data[a.key] = ctx.redact(a.value);
   }
   try {
     mkdirSync(join(deps.stateDir, 'store'), { recursive: true });
