@@ -117,6 +117,28 @@ describe('passive alerts', () => {
     expect(block).toContain('[info] threshold: Extension connected');
   });
 
+  it('100 distinct errors in one second: the buffer keeps the newest 50, and an error spike is raised', async () => {
+    await client.callTool({ name: 'observe', arguments: { what: 'logs' } }); // drain
+    const p = await Producer.connect(server.port);
+    await p.hello('alerts-100');
+    const errors = Array.from({ length: 100 }, (_, i) => logRecord(i, { level: 'error', type: 'exception', message: `failure kind ${String.fromCharCode(65 + (i % 26))}${String.fromCharCode(65 + Math.floor(i / 26))}` }));
+    p.send(batch(0, { logs: errors }));
+    await p.ackFor(0);
+    // the spike check runs once a second, on the first error of that second
+    await new Promise((r) => setTimeout(r, 1100));
+    p.send(batch(1, { logs: [logRecord(200, { level: 'error', type: 'console', message: 'one more' })] }));
+    await p.ackFor(1);
+    let block = '';
+    await until(async () => {
+      block += texts(await client.callTool({ name: 'observe', arguments: { what: 'logs' } }))[1] ?? '';
+      return block.includes('Error spike') ? true : undefined;
+    });
+    const shown = block.split('\n').filter((l) => l.startsWith('['));
+    expect(shown.length).toBeLessThanOrEqual(52);
+    expect(block).toMatch(/Error spike — 10\d errors in the last 10 s/);
+    p.close();
+  });
+
   it('health counts alerts by category', async () => {
     const h = JSON.parse(texts(await client.callTool({ name: 'configure', arguments: { action: 'health' } }))[0]!) as { alerts: { published: number; by_category: Record<string, number>; missed: number } };
     expect(h.alerts.published).toBeGreaterThanOrEqual(6);
