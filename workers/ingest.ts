@@ -10,12 +10,18 @@ import { StoreWriter } from '../src/shm/index.js';
 import { decodeFrame, processBatchFrame, processHttpBody, type BatchFrame } from '../src/domain/ingest/api.js';
 import { compileRedaction } from '../src/domain/redaction/index.js';
 import { warmupFrames } from './warmup.js';
+import { AlertRingWriter } from '../src/shm/alert-ring.js';
+import { allocateDetectState, DetectState } from '../src/shm/detect-state.js';
+import { Detector } from '../src/domain/alerts/detect.js';
 
 const init = workerData as WorkerInit;
 const arena = new Uint8Array(init.arena);
 const slots = new SlotView(init.slots);
 const writer = new StoreWriter(init.store, threadId);
 const chaos = new Int32Array(init.chaos);
+const alertRing = new AlertRingWriter(init.alerts);
+const detector = new Detector(new DetectState(init.detect));
+let alertsUnpublished = 0;
 // Fail closed: a rule set that does not compile throws here and the pool never starts.
 let redactor = compileRedaction(init.redaction);
 let redactionVersion = 0;
@@ -121,7 +127,9 @@ function batchItem(item: Extract<TaskItem, { src: 'ws' }>, frame: BatchFrame, re
     return { t: 'batch', seq, outcome: 'nack', code: 'out_of_order', accepted: 0, rejected: 0 };
   }
   maybeCrash(frame);
-  const out = processBatchFrame(frame, { recvTime, redactor, limits });
+  const edgeAt = item.edgeAt ?? recvTime;
+  detector.discard();
+  const out = processBatchFrame(frame, { recvTime, redactor, limits, detect: (k, r, pageUrl) => detector.see(k, r, edgeAt, pageUrl) });
   failedSinceReport += sum(out.redactionFailed);
   const dropped: Array<[number, 'redaction_failed', number]> = [];
   const accepted = out.records.length;
@@ -131,6 +139,7 @@ function batchItem(item: Extract<TaskItem, { src: 'ws' }>, frame: BatchFrame, re
     () => slots.write(item.slot, SLOT_APPLIED, accepted, rejected, seq),
   );
   applied.set(item.session, seq);
+  publishAlerts();
   const errors = out.errors.length ? out.errors : undefined;
   const tooLarge = res.tooLarge;
   return {
@@ -151,7 +160,9 @@ function httpItem(item: Extract<TaskItem, { src: 'http' }>, recvTime: number): I
   if (item.shed) {
     return { t: 'http', status: 503, body: { error: 'overloaded', message: 'server is overloaded; retry after the delay', retry_after_ms: init.retryAfterMs } };
   }
-  const out = processHttpBody(item.route, view(item), { recvTime, redactor, limits });
+  const edgeAt = item.edgeAt ?? recvTime;
+  detector.discard();
+  const out = processHttpBody(item.route, view(item), { recvTime, redactor, limits, detect: (k, r, pageUrl) => detector.see(k, r, edgeAt, pageUrl) });
   if (out.ok) failedSinceReport += sum(out.redactionFailed);
   if (!out.ok) return { t: 'http', status: 400, body: { error: out.code, message: out.message } };
   const accepted = out.records.length;
@@ -160,11 +171,17 @@ function httpItem(item: Extract<TaskItem, { src: 'http' }>, recvTime: number): I
     { recvTime, records: out.records, received: out.received, rejected: out.rejected, dropped: [] },
     () => slots.write(item.slot, SLOT_APPLIED, accepted, rejected, -1),
   );
+  publishAlerts();
   const total = accepted + rejected;
   const body: Record<string, unknown> = { received: total, accepted: accepted - res.tooLarge, rejected: rejected + res.tooLarge };
   if (out.errors.length) body.errors = out.errors;
   // All records refused: the request as a whole was invalid.
   return { t: 'http', status: total > 0 && accepted === 0 ? 400 : 200, body };
+}
+
+/** After the commit: the batch's alerts go to main (an alert for data that was not stored would mislead). */
+function publishAlerts(): void {
+  for (const env of detector.take()) if (!alertRing.publish(env)) alertsUnpublished++;
 }
 
 function maybeCrash(frame: BatchFrame): void {
@@ -212,9 +229,12 @@ function sum(a: number[]): number {
 
 function warmup(batches: number): WarmupResult {
   const t0 = performance.now();
+  // the detectors get warm too, against a scratch memory: synthetic errors are not the user's
+  const scratch = new Detector(new DetectState(allocateDetectState()));
   for (const bytes of warmupFrames(batches)) {
     const d = decodeFrame(bytes, scanLimits);
-    if (d.ok && d.frame.t === 'batch') processBatchFrame(d.frame, { recvTime: Date.now(), redactor, limits });
+    if (d.ok && d.frame.t === 'batch') processBatchFrame(d.frame, { recvTime: Date.now(), redactor, limits, detect: (k, r, u) => scratch.see(k, r, 0, u) });
+    scratch.take();
   }
   // warm-up traffic is synthetic: its redactions are not the user's
   reported = { ...redactor.counts() };

@@ -34,6 +34,24 @@ export const GUIDE = `# Gasoline guide
   records are counted in the result header. Defaults hide favicon 404s, HMR and DevTools banners.
 - clear — scope "mine" resets your cursors; scope "all" empties the shared buffers (destructive).
 - store — store_action get|set|delete|list, key, value: notes that persist for this project.
+- streaming — see Alerts below.
+
+## Alerts (nothing to ask for)
+- What broke shows up by itself: observe appends a second block \`--- ALERTS (n) ---\` with every alert
+  since your last observe — new errors (signature unseen for 30 s), server errors (5xx, network
+  failures), error spikes (last 10 s > 3× the 60 s average), performance regressions and their
+  recovery, abnormal WebSocket closes, CI results (POST /ci-result), repeated console noise, and server
+  thresholds (input memory pressure, overload, extension connected/disconnected). Repeats are folded
+  with ×count; a regression and an anomaly within 5 s are merged. Other tools only add one line,
+  "N alerts pending — call observe", and leave them waiting.
+- Streaming (opt-in push, if your client shows notifications): configure({action:"streaming",
+  streaming_action:"enable", events:["errors","network_errors"], throttle_seconds:5,
+  severity_min:"warning", url_filter:"/api/"}). Alerts then arrive as notifications/message
+  (logger "gasoline", data = the alert; data.batch = true with alerts[] when several came inside one
+  throttle window). At most one notification per window and 12 per minute; the same category+title
+  is sent once per 30 s. events: all | errors | network_errors | performance | ci | noise | threshold.
+  streaming_action:"status" reports what was sent, dropped, and the latency from the browser event
+  reaching the server to the line on stdout. "disable" stops at once; a new session starts with it off.
 
 Secrets are redacted before anything is stored and again in every answer.
 `;

@@ -6,7 +6,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { Config } from '../config.js';
 import type { IngestServer } from '../transport/server.js';
 import { log } from '../log.js';
-import { createMcpServer } from './server.js';
+import { createGasolineMcp } from './server.js';
 import { StdoutWriter } from './stdout-writer.js';
 import { StdioLineTransport } from './transport.js';
 
@@ -24,13 +24,21 @@ export interface McpStdioOptions {
 export async function startMcpStdio(o: McpStdioOptions): Promise<{ close(): Promise<void>; writer: StdoutWriter }> {
   const writer = new StdoutWriter(o.stdout);
   const startedAt = Date.now();
-  const mcp = createMcpServer({
+  const g = createGasolineMcp({
     config: o.config,
     server: o.server,
     portError: o.portError,
     clientId: o.clientId,
     mcpHealth: () => ({ uptime_s: Math.round((Date.now() - startedAt) / 1000), stdout: writer.stats }),
+    // straight to the one writer, which says whether the line went out or was dropped under pressure
+    notify: async (n) => {
+      const before = writer.stats.notifications_dropped;
+      await writer.write({ jsonrpc: '2.0', ...n }, 'notification');
+      const s = writer.stats;
+      return !s.broken && s.notifications_dropped === before;
+    },
   });
+  const mcp = g.mcp;
   const transport = new StdioLineTransport(o.stdin, writer);
   const tools = new Set(['observe', 'analyze', 'configure']);
   // An unknown tool is a malformed request (JSON-RPC error), not a tool failure; the SDK would
@@ -44,6 +52,8 @@ export async function startMcpStdio(o: McpStdioOptions): Promise<{ close(): Prom
   const end = (reason: string): void => {
     if (closed) return;
     closed = true;
+    // stdin gone: no timer of the streaming state may outlive the session
+    g.close();
     log.info('mcp session ended', { reason });
     o.onClose?.(reason);
   };
@@ -56,6 +66,7 @@ export async function startMcpStdio(o: McpStdioOptions): Promise<{ close(): Prom
     writer,
     close: async () => {
       closed = true;
+      g.close();
       await mcp.close().catch(() => undefined);
     },
   };

@@ -14,6 +14,7 @@ import { analyze, AnalyzeInput } from './tools/analyze.js';
 import { configure, ConfigureInput } from './tools/configure.js';
 import type { ToolContext, ToolResult } from './tools/context.js';
 import { observe, ObserveInput } from './tools/observe.js';
+import { AlertDelivery, type Notify } from './alerts.js';
 
 export interface McpDeps {
   config: Readonly<Config>;
@@ -23,9 +24,22 @@ export interface McpDeps {
   /** egress redaction of every text we return */
   redact?: (s: string) => string;
   mcpHealth?: () => Record<string, unknown>;
+  /** sends a notification through the one stdout writer; true = written, false = dropped */
+  notify?: Notify;
+}
+
+export interface GasolineMcp {
+  mcp: McpServer;
+  alerts: AlertDelivery;
+  /** detaches from the alert hub and stops streaming timers */
+  close(): void;
 }
 
 export function createMcpServer(deps: McpDeps): McpServer {
+  return createGasolineMcp(deps).mcp;
+}
+
+export function createGasolineMcp(deps: McpDeps): GasolineMcp {
   const mcp = new McpServer(
     { name: 'gasoline', version: VERSION },
     { capabilities: { tools: {}, logging: {}, resources: {} }, instructions: INSTRUCTIONS },
@@ -47,10 +61,27 @@ export function createMcpServer(deps: McpDeps): McpServer {
     producers: () => deps.server?.ws.producers() ?? [],
     text,
     error,
+    redact,
   });
-  const guard = async (fn: () => ToolResult | Promise<ToolResult>): Promise<ToolResult> => {
+  // Alerts: the passive block on observe, a pending note on the other tools, and streaming.
+  // Notifications are egress too: they pass the same rule set as every tool result.
+  const send: Notify =
+    deps.notify ??
+    (async (n) => {
+      await mcp.server.notification(n);
+      return true;
+    });
+  const alerts = new AlertDelivery((n) => send({ ...n, params: { ...n.params, data: engine().redactValue(n.params.data) } }));
+  alerts.attach(deps.server?.alerts);
+  // OI-3: a new session starts with streaming off
+  mcp.server.oninitialized = () => alerts.stream.reset();
+  const withAlerts = (r: ToolResult, drain: boolean): ToolResult => {
+    const extra = drain ? alerts.drainBlock() : alerts.note();
+    return extra ? { ...r, content: [...r.content, { type: 'text', text: redact(extra) }] } : r;
+  };
+  const guard = async (fn: () => ToolResult | Promise<ToolResult>, drain = false): Promise<ToolResult> => {
     try {
-      return await fn();
+      return withAlerts(await fn(), drain);
     } catch (e) {
       return error(`internal error: ${(e as Error).message}; the server keeps running — retry, or check configure({action:"health"})`);
     }
@@ -59,7 +90,7 @@ export function createMcpServer(deps: McpDeps): McpServer {
   mcp.registerTool(
     'observe',
     { description: 'What the browser did, new since you last looked. Start with what:"errors". See gasoline://guide.', inputSchema: ObserveInput },
-    (a) => guard(() => observe(ctx(), a)),
+    (a) => guard(() => observe(ctx(), a), true),
   );
   mcp.registerTool(
     'analyze',
@@ -69,10 +100,10 @@ export function createMcpServer(deps: McpDeps): McpServer {
   mcp.registerTool(
     'configure',
     { description: 'health, clear, checkpoint, noise_rule, store.', inputSchema: ConfigureInput },
-    (a) => guard(() => configure(ctx(), { stateDir: deps.config.state_dir, mcpHealth: deps.mcpHealth ?? (() => ({ client_id: clientId })) }, a)),
+    (a) => guard(() => configure(ctx(), { stateDir: deps.config.state_dir, mcpHealth: deps.mcpHealth ?? (() => ({ client_id: clientId })), stream: alerts.stream }, a)),
   );
   mcp.registerResource('guide', 'gasoline://guide', { title: 'How to use Gasoline', mimeType: 'text/markdown' }, (uri) => ({
     contents: [{ uri: uri.href, mimeType: 'text/markdown', text: GUIDE }],
   }));
-  return mcp;
+  return { mcp, alerts, close: () => alerts.close() };
 }

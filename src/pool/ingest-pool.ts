@@ -3,6 +3,8 @@
  * shared input arena and item slots they read, the micro-batching dispatcher in front of it,
  * warm-up before the port opens, crash recovery, and close.
  */
+import { allocateAlertRing } from '../shm/alert-ring.js';
+import { allocateDetectState } from '../shm/detect-state.js';
 import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
 import { Piscina } from 'piscina';
@@ -45,6 +47,8 @@ export class IngestPool implements TaskRunner {
   redactionFailed = 0;
   /** the rule set in force, shared with MCP egress and health */
   readonly redaction: LiveRedaction;
+  /** workers publish alerts here; main reads them (AlertHub) */
+  readonly alertRing = allocateAlertRing();
 
   constructor(private readonly o: IngestPoolOptions) {
     const p = o.config.pool;
@@ -70,6 +74,8 @@ export class IngestPool implements TaskRunner {
       redaction: { rules: o.config.redaction.rules.map((r) => ({ ...r })), allowlist: [...o.config.redaction.allowlist] },
       faultInjection: o.faultInjection ?? false,
       chaos: new SharedArrayBuffer(16),
+      alerts: this.alertRing,
+      detect: allocateDetectState(),
     };
     this.piscina = new Piscina({
       filename: workerFile(),

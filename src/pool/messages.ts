@@ -5,6 +5,8 @@
  * Bulk bytes never travel in these messages: the edge copies each frame once into the shared
  * input arena, and a task names (offset, length) slices of it. Control travels here.
  */
+import type { AlertRingBuffers } from '../shm/alert-ring.js';
+import type { DetectStateBuffers } from '../shm/detect-state.js';
 import type { ErrorCode } from '../errors.js';
 import type { StoreBuffers } from '../shm/index.js';
 
@@ -33,6 +35,8 @@ interface ItemBase {
   slot: number;
   /** admission control said no: decode only enough to answer nack/503, store nothing */
   shed: boolean;
+  /** when the frame or body reached the edge: epoch ms, sub-ms precision (alert latency) */
+  edgeAt?: number;
 }
 
 export interface WsItem extends ItemBase {
@@ -126,4 +130,7 @@ export interface WorkerInit {
   faultInjection: boolean;
   /** shared flag words for fault injection ("crash once") */
   chaos: SharedArrayBuffer;
+  /** where workers publish alerts, and what their detectors remember together */
+  alerts: AlertRingBuffers;
+  detect: DetectStateBuffers;
 }

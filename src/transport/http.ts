@@ -133,7 +133,7 @@ export class HttpEdge {
       pool.arena.release(slice);
       return this.fail(reply, 'overloaded');
     }
-    pool.dispatcher.submit({ src: 'http', route, off: slice.off, len: slice.len, slot, shed: pool.overloaded() }, Date.now(), (r: ItemResult) => {
+    pool.dispatcher.submit({ src: 'http', route, off: slice.off, len: slice.len, slot, shed: pool.overloaded(), edgeAt: performance.timeOrigin + performance.now() }, Date.now(), (r: ItemResult) => {
       pool.arena.release(slice);
       pool.slotAlloc.release(slot);
       if (r.t === 'http') {

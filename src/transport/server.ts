@@ -5,7 +5,11 @@
 import { connect } from 'node:net';
 import type { Config } from '../config.js';
 import { KINDS } from '../domain/kinds.js';
-import { CiResults, CiResultSchema } from '../domain/ci-results.js';
+import { CiResults, CiResultSchema, type CiResult } from '../domain/ci-results.js';
+import { AlertHub } from '../domain/alerts/hub.js';
+import { ThresholdTracker } from '../domain/alerts/thresholds.js';
+import { ciAlert } from '../domain/alerts/ci-alert.js';
+import { AlertRingReader } from '../shm/alert-ring.js';
 import { IngestPool } from '../pool/ingest-pool.js';
 import { allocateStore, StoreReader, type StoreBuffers } from '../shm/index.js';
 import { log } from '../log.js';
@@ -57,6 +61,8 @@ export interface IngestServer {
   readonly ws: WsEdge;
   readonly stats: EdgeStats;
   readonly ci: CiResults;
+  /** every alert, from the workers and from main, fanned out to the MCP sessions */
+  readonly alerts: AlertHub;
   health(): Record<string, unknown>;
   /** stop intake → drain in flight (bounded) → close sockets 1001 → close workers; idempotent */
   close(): Promise<void>;
@@ -76,7 +82,27 @@ export async function startIngestServer(o: IngestServerOptions): Promise<IngestS
   const ci = new CiResults(10);
   let port = config.port;
   const guard = createGuard(() => port, config.allowed_origins);
-  const ws = new WsEdge({ config, pool, guard, stats, onResult: o.onResult, onProducerChange: o.onProducerChange });
+  const alerts = new AlertHub();
+  const thresholds = new ThresholdTracker();
+  const ws = new WsEdge({
+    config,
+    pool,
+    guard,
+    stats,
+    onResult: o.onResult,
+    onProducerChange: (event, p) => {
+      if (p.client === 'extension') alerts.publish({ alert: thresholds.extension(event, p.session, p.version), edgeTime: 0 });
+      o.onProducerChange?.(event, p);
+    },
+  });
+  // worker alerts arrive through the alert ring; main never blocks on it (Atomics.waitAsync)
+  const alertReader = new AlertRingReader(pool.alertRing);
+  alertReader.listen((b) => alerts.fromWorkers(b.records, b.missed));
+  // server-state transitions are sampled: cheap reads, and only a change raises an alert
+  const thresholdTimer = setInterval(() => {
+    for (const alert of thresholds.update(pool.arena.used / pool.arena.capacity, pool.overloaded())) alerts.publish({ alert, edgeTime: 0 });
+  }, 250);
+  thresholdTimer.unref();
 
   // egress uses the rule set in force, including rules added at run time
   const health = (): Record<string, unknown> => pool.redaction.engine.redactValue(rawHealth()) as Record<string, unknown>;
@@ -117,6 +143,7 @@ export async function startIngestServer(o: IngestServerOptions): Promise<IngestS
       redaction: { redacted: { ...pool.redacted }, redaction_failed: pool.redactionFailed, rules_version: pool.redaction.version, user_rules: pool.redaction.rules.length },
       sessions: ws.sessions.size,
       ci_results: ci.list().length,
+      alerts: alerts.stats,
     };
   };
 
@@ -131,7 +158,10 @@ export async function startIngestServer(o: IngestServerOptions): Promise<IngestS
       if (!parsed.success) {
         return { status: 400, body: { error: 'invalid_body', message: parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ') } };
       }
-      const { created } = ci.add(parsed.data);
+      // secrets in CI output are redacted before the result is kept or becomes an alert
+      const clean = pool.redaction.engine.redactValue(parsed.data) as CiResult;
+      const { created } = ci.add(clean);
+      if (created) alerts.publish({ alert: ciAlert(clean), edgeTime: performance.timeOrigin + performance.now() });
       return { status: 200, body: { ok: true, updated: !created } };
     },
   });
@@ -155,6 +185,8 @@ export async function startIngestServer(o: IngestServerOptions): Promise<IngestS
     listenSocket = await listenOnce();
   }
   if (!listenSocket) {
+    clearInterval(thresholdTimer);
+    alertReader.close();
     await pool.close(0);
     throw new PortInUseError(config.port);
   }
@@ -163,6 +195,8 @@ export async function startIngestServer(o: IngestServerOptions): Promise<IngestS
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
+      clearInterval(thresholdTimer);
+      alertReader.close();
       ws.stopAccepting();
       http.stopAccepting();
       uws.us_listen_socket_close(listenSocket);
@@ -174,5 +208,5 @@ export async function startIngestServer(o: IngestServerOptions): Promise<IngestS
     return closing;
   };
 
-  return { port, store, reader, pool, ws, stats, ci, health, close };
+  return { port, store, reader, pool, ws, stats, ci, alerts, health, close };
 }

@@ -22,6 +22,8 @@ interface QueuedFrame {
   conn: Conn;
   slice: ArenaSlice;
   recvTime: number;
+  /** epoch ms with sub-ms precision, for alert latency */
+  edgeAt: number;
 }
 
 interface PendingAck {
@@ -181,7 +183,7 @@ export class WsEdge {
       this.closeWith(conn, 'input_full');
       return;
     }
-    const frame: QueuedFrame = { conn, slice, recvTime: Date.now() };
+    const frame: QueuedFrame = { conn, slice, recvTime: Date.now(), edgeAt: performance.timeOrigin + performance.now() };
     switch (conn.state) {
       case 'new':
         conn.state = 'awaiting_hello';
@@ -210,7 +212,7 @@ export class WsEdge {
       return;
     }
     pool.dispatcher.submit(
-      { src: 'ws', off: f.slice.off, len: f.slice.len, slot, shed: false, session: null, applied: -1 },
+      { src: 'ws', off: f.slice.off, len: f.slice.len, slot, shed: false, session: null, applied: -1, edgeAt: f.edgeAt },
       f.recvTime,
       (r) => {
         pool.arena.release(f.slice);
@@ -313,7 +315,7 @@ export class WsEdge {
       remaining++;
       touched.add(f.conn);
       group.push({
-        item: { src: 'ws', off: f.slice.off, len: f.slice.len, slot, shed, session: session.id, applied: session.applied },
+        item: { src: 'ws', off: f.slice.off, len: f.slice.len, slot, shed, session: session.id, applied: session.applied, edgeAt: f.edgeAt },
         recvTime: f.recvTime,
         done: (r) => {
           pool.arena.release(f.slice);

@@ -1,5 +1,6 @@
 /** Every tool behaviour, in process: the SDK's Client over its in-memory transport, records ingested through the real pipeline. */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -222,6 +223,15 @@ describe('configure', () => {
     const again = await agent('h5');
     expect((await call(again, 'configure', { action: 'store', store_action: 'get', key: 'note' })).text).toBe('login bug fixed');
     expect((await call(again, 'configure', { action: 'store', store_action: 'get', key: 'missing' })).isError).toBe(true);
+  });
+
+  it('store never writes a secret to disk', async () => {
+    const c = await agent('h5s');
+    await call(c, 'configure', { action: 'store', store_action: 'set', key: 'creds', value: 'use token ghp_abcdefghijklmnopqrstuvwxyz0123456789 for the API' });
+    const files = readdirSync(stateDir, { recursive: true }).map(String).filter((f) => f.endsWith('.json'));
+    const onDisk = files.map((f) => readFileSync(join(stateDir, f), 'utf8')).join('\n');
+    expect(onDisk).toContain('[REDACTED:github_token]');
+    expect(onDisk).not.toContain('ghp_abcdefghijklmnopqrstuvwxyz0123456789');
   });
 
   it('reads the guide resource', async () => {

@@ -19,6 +19,8 @@ export interface IngestContext {
   recvTime: number;
   redactor: Redactor;
   limits: IngestLimits;
+  /** sees every stored record once, redacted and cut to size (anomaly detection) */
+  detect?: (kind: Kind, rec: Record<string, unknown>, pageUrl: string | undefined) => void;
 }
 
 export interface RecordError {
@@ -107,6 +109,8 @@ function processArray(k: BatchArray, arr: unknown[], tab: number, pageUrl: strin
   const schema = RECORD_SCHEMAS[k];
   const pageField = PAGE_FIELD[k];
   out.received[id]! += arr.length;
+  const recs: Record<string, unknown>[] = [];
+  const times: number[] = [];
   for (let i = 0; i < arr.length; i++) {
     const parsed = schema.safeParse(arr[i]);
     if (!parsed.success) {
@@ -124,18 +128,33 @@ function processArray(k: BatchArray, arr: unknown[], tab: number, pageUrl: strin
     }
     rec.ts = clientTime;
     if (pageField && pageUrl !== undefined && rec[pageField] === undefined) rec[pageField] = pageUrl;
+    recs.push(rec);
+    times.push(clientTime);
+  }
+  // Most records hold no secret; the redactor may say which could, for the whole array at once.
+  let mayHold: Uint8Array | undefined;
+  try {
+    mayHold = ctx.redactor.triggered?.(kind, recs);
+  } catch {
+    mayHold = undefined; // then every record goes through the rules
+  }
+  for (let j = 0; j < recs.length; j++) {
+    const rec = recs[j]!;
     let safe = rec;
-    try {
-      safe = ctx.redactor.redactRecord(kind, rec);
-    } catch {
-      // Fail closed: nothing unredacted is stored; the record keeps its metadata only.
-      for (const f of FREE_TEXT_FIELDS) delete rec[f];
-      rec.redaction_failed = true;
-      out.redactionFailed[id]!++;
-      safe = rec;
+    if (!mayHold || mayHold[j] === 1) {
+      try {
+        safe = ctx.redactor.redactRecord(kind, rec);
+      } catch {
+        // Fail closed: nothing unredacted is stored; the record keeps its metadata only.
+        for (const f of FREE_TEXT_FIELDS) delete rec[f];
+        rec.redaction_failed = true;
+        out.redactionFailed[id]!++;
+        safe = rec;
+      }
     }
     normalizeRecord(k, safe);
-    out.records.push({ kind: id, clientTime, tab, payload: stage(JSON.stringify(safe)) });
+    ctx.detect?.(kind, safe, pageUrl);
+    out.records.push({ kind: id, clientTime: times[j]!, tab, payload: stage(JSON.stringify(safe)) });
   }
 }
 

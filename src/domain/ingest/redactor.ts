@@ -8,6 +8,11 @@ import type { Kind } from '../kinds.js';
 export interface Redactor {
   /** May mutate and return `rec`. Throwing means "could not redact": the caller drops free text. */
   redactRecord(kind: Kind, rec: Record<string, unknown>): Record<string, unknown>;
+  /**
+   * Optional pre-filter over all records of one kind in a batch: 1 where a record may hold a
+   * secret (a superset). Records marked 0 are stored without calling redactRecord.
+   */
+  triggered?(kind: Kind, recs: readonly Record<string, unknown>[]): Uint8Array;
 }
 
 const SENSITIVE_HEADER = /^(authorization|proxy-authorization|cookie|set-cookie|x-api-key)$|token|secret|key|password|auth/i;

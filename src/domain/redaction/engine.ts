@@ -5,9 +5,10 @@
  */
 import { z } from 'zod';
 import type { Kind } from '../kinds.js';
-import { BUILTIN_RULES, isCard, SENSITIVE_HEADER, TRIGGER, type Rule } from './rules.js';
+import { BUILTIN_RULES, isCard, SENSITIVE_HEADER, type Rule } from './rules.js';
 import { unsafeUserPattern } from './safe-regex.js';
 import { isSensitiveKey, isSecretValue } from './keyed.js';
+import { markRegex, markTriggered, mayTrigger } from './trigger.js';
 
 export const RedactionConfigSchema = z
   .object({
@@ -52,6 +53,7 @@ export class RedactionEngine {
   private readonly rules: UserRule[];
   private readonly allow: Set<string>;
   private readonly userTrigger: RegExp | null;
+  private readonly userTriggerAll: RegExp | null;
   private readonly tally = new Map<string, number>();
 
   constructor(private readonly config: z.output<typeof RedactionConfigSchema>) {
@@ -63,12 +65,52 @@ export class RedactionEngine {
     this.rules = [...user, ...BUILTIN_RULES];
     this.allow = new Set(config.allowlist);
     this.userTrigger = user.length ? new RegExp(user.map((r) => `(?:${r.re.source})`).join('|')) : null;
+    this.userTriggerAll = this.userTrigger ? new RegExp(this.userTrigger.source, 'g') : null;
   }
 
   /** Could any rule match? A keyword alone ("token expired") triggers, but no rule fires on it. */
   private mayHold(s: string): boolean {
     if (this.userTrigger && this.userTrigger.test(s)) return true;
-    return TRIGGER.test(s);
+    return mayTrigger(s);
+  }
+
+  /**
+   * Which records of one kind may hold a secret (1): a superset, so the others can be stored
+   * as they are. One pass over the batch's joined text instead of one per record: the scans
+   * are memchr-fast over a long string, and a call per record would cost more than the scan.
+   */
+  triggered(kind: Kind, recs: readonly Record<string, unknown>[]): Uint8Array {
+    const n = recs.length;
+    const hit = new Uint8Array(n);
+    const starts = new Int32Array(n);
+    const parts: string[] = [];
+    const fields = TEXT_FIELDS[kind];
+    let at = 0;
+    for (let i = 0; i < n; i++) {
+      starts[i] = at;
+      const from = parts.length;
+      const rec = recs[i]!;
+      let keyed = false;
+      for (const k of fields) keyed = collect(rec[k], parts, 0) || keyed;
+      if (keyed) hit[i] = 1;
+      for (let p = from; p < parts.length; p++) at += parts[p]!.length + 1;
+      if (parts.length === from) {
+        parts.push('');
+        at += 1;
+      }
+    }
+    const text = parts.join('\n');
+    markTriggered(text, starts, hit);
+    if (this.userTriggerAll) markRegex(text, starts, hit, this.userTriggerAll);
+    // decode, then look again: only for records that hold an escape at all
+    if (text.indexOf('%') >= 0 || text.indexOf('\\') >= 0) {
+      for (let i = 0; i < n; i++) {
+        if (hit[i] === 1) continue;
+        const sub = text.slice(starts[i]!, i + 1 < n ? starts[i + 1]! - 1 : text.length);
+        if ((sub.indexOf('%') >= 0 || sub.indexOf('\\') >= 0) && ENCODED.test(sub) && this.mayHoldDecoded(sub)) hit[i] = 1;
+      }
+    }
+    return hit;
   }
 
   private mayHoldDecoded(s: string): boolean {
@@ -212,7 +254,7 @@ export class RedactionEngine {
   }
 
   private apply(s: string, findings: Finding[] | null, tally: boolean): string {
-    if (!TRIGGER.test(s) && !(this.userTrigger && this.userTrigger.test(s))) return s;
+    if (!this.mayHold(s)) return s;
     let out = s;
     for (const rule of this.rules) {
       if (rule.scan) {

@@ -7,9 +7,10 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { KINDS, KIND_COUNT } from '../../domain/kinds.js';
 import type { ToolContext, ToolResult } from './context.js';
+import { STREAM_EVENTS, type StreamState } from '../../domain/streaming/stream-state.js';
 
 export const ConfigureInput = {
-  action: z.enum(['health', 'clear', 'checkpoint', 'noise_rule', 'store', 'redaction']).describe('health|clear|checkpoint|noise_rule|store|redaction'),
+  action: z.enum(['health', 'clear', 'checkpoint', 'noise_rule', 'store', 'redaction', 'streaming']).describe('health|clear|checkpoint|noise_rule|store|redaction|streaming'),
   scope: z.enum(['mine', 'all']).optional().describe('clear: mine (default, your cursors) | all (empties shared buffers for every client)'),
   checkpoint_action: z.enum(['create', 'list', 'delete']).optional(),
   noise_action: z.enum(['add', 'remove', 'list']).optional(),
@@ -21,6 +22,11 @@ export const ConfigureInput = {
   field: z.enum(['message', 'source', 'url']).optional().describe('noise_rule add'),
   pattern: z.string().min(1).max(500).optional().describe('noise_rule/redaction add: regex'),
   id: z.string().max(20).optional().describe('noise_rule remove'),
+  streaming_action: z.enum(['enable', 'disable', 'status']).optional().describe('push alerts as notifications/message'),
+  events: z.array(z.enum(STREAM_EVENTS)).max(10).optional().describe('streaming: default ["all"]'),
+  throttle_seconds: z.number().int().min(1).max(60).optional().describe('streaming, default 5'),
+  url_filter: z.string().max(500).optional(),
+  severity_min: z.enum(['info', 'warning', 'error']).optional().describe('streaming: default warning'),
   key: z.string().min(1).max(200).optional(),
   value: z.string().max(65_536).optional(),
 };
@@ -30,6 +36,7 @@ type Args = { [K in keyof typeof ConfigureInput]: z.infer<(typeof ConfigureInput
 export interface ConfigureDeps {
   stateDir: string;
   mcpHealth: () => Record<string, unknown>;
+  stream?: StreamState;
 }
 
 const MAX_STORE_KEYS = 1000;
@@ -48,7 +55,21 @@ export async function configure(ctx: ToolContext, deps: ConfigureDeps, a: Args):
       return store(ctx, deps, a);
     case 'redaction':
       return redaction(ctx, a);
+    case 'streaming':
+      return streaming(ctx, deps, a);
   }
+}
+
+function streaming(ctx: ToolContext, deps: ConfigureDeps, a: Args): ToolResult {
+  if (!deps.stream) return ctx.error('streaming is not available in this session');
+  const r = deps.stream.configure({
+    streaming_action: a.streaming_action ?? 'status',
+    ...(a.events ? { events: a.events } : {}),
+    ...(a.throttle_seconds !== undefined ? { throttle_seconds: a.throttle_seconds } : {}),
+    ...(a.url_filter !== undefined ? { url_filter: a.url_filter } : {}),
+    ...(a.severity_min ? { severity_min: a.severity_min } : {}),
+  });
+  return 'error' in r ? ctx.error(JSON.stringify(r)) : ctx.text(JSON.stringify(r));
 }
 
 function redaction(ctx: ToolContext, a: Args): ToolResult {
@@ -149,7 +170,8 @@ function store(ctx: ToolContext, deps: ConfigureDeps, a: Args): ToolResult {
   else {
     if (a.value === undefined) return ctx.error('store_action:"set" needs value');
     if (!(a.key in data) && Object.keys(data).length >= MAX_STORE_KEYS) return ctx.error(`store holds at most ${MAX_STORE_KEYS} keys`);
-    data[a.key] = a.value;
+    // a file we write is egress too: a secret pasted into a note is not kept
+    data[a.key] = ctx.redact(a.value);
   }
   try {
     mkdirSync(join(deps.stateDir, 'store'), { recursive: true });

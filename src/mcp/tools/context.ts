@@ -14,5 +14,7 @@ export interface ToolContext {
   client: ClientState;
   producers(): ProducerInfo[];
   text(s: string): ToolResult;
+  /** the rule set in force, for what we write to disk */
+  redact(s: string): string;
   error(s: string): ToolResult;
 }

@@ -1,0 +1,278 @@
+/**
+ * Detection in the workers: every stored record passes `see()` once, after redaction (so an
+ * alert is built from redacted text only). Each check is O(1) against the shared DetectState;
+ * alerts are collected and handed over after the batch committed, aggregated by dedup key.
+ */
+import type { Kind } from '../kinds.js';
+import { errorSignature, pathTemplate } from '../query/signature.js';
+import { regressions, type Metric } from '../query/vitals.js';
+import { hash32, PERF_METRICS, type DetectState } from '../../shm/detect-state.js';
+import { correlationId, type Alert, type AlertEnvelope } from './alert.js';
+
+/** A signature not seen for this long is "new". */
+export const NEW_ERROR_WINDOW_S = 30;
+/** Repeats of the same server-error or close title within this window are counted, not re-sent. */
+const REPEAT_WINDOW_S = 1;
+const SPIKE_RECENT_S = 10;
+const SPIKE_BASE_S = 60;
+const SPIKE_FACTOR = 3;
+/** a "spike" of 2 errors against 0 is not one */
+const SPIKE_MIN = 10;
+/** a console message repeated this often within NOISE_WINDOW_S is noise */
+const NOISE_MIN = 50;
+const NOISE_WINDOW_S = 30;
+const NOISE_REALERT_S = 600;
+
+const cut = (s: string, n: number): string => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+
+function path(url: string): string {
+  try {
+    const u = new URL(url);
+    return u.pathname || '/';
+  } catch {
+    return url.replace(/\?.*$/, '');
+  }
+}
+
+export interface DetectorStats {
+  alerts: number;
+  lock_skips: number;
+}
+
+export class Detector {
+  private pending = new Map<string, AlertEnvelope>();
+
+  constructor(
+    private readonly state: DetectState,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** One stored (redacted) record. `edgeAt`: when its frame reached the edge (epoch ms, high-res). */
+  see(kind: Kind, rec: Record<string, unknown>, edgeAt: number, pageUrl?: string): void {
+    switch (kind) {
+      case 'logs':
+        this.log(rec, edgeAt, pageUrl);
+        break;
+      case 'network':
+        this.network(rec, edgeAt, String(rec.url ?? ''), rec.status, rec.error, String(rec.method ?? 'GET'), pageUrl);
+        break;
+      case 'ws_events':
+        this.wsEvent(rec, edgeAt);
+        break;
+      case 'perf':
+        this.perf(rec, edgeAt);
+        break;
+      default:
+    }
+  }
+
+  /** The batch committed: what it raised, one envelope per dedup key. */
+  take(): AlertEnvelope[] {
+    if (this.pending.size === 0) return [];
+    const out = [...this.pending.values()];
+    this.pending.clear();
+    return out;
+  }
+
+  /** The batch did not commit: forget what it raised. */
+  discard(): void {
+    this.pending.clear();
+  }
+
+  private sec(): number {
+    return Math.floor(this.now() / 1000);
+  }
+
+  private raise(a: Omit<Alert, 'timestamp' | 'correlation_id'>, edgeAt: number): void {
+    const prior = this.pending.get(a.dedup_key);
+    if (prior) {
+      prior.alert.count = (prior.alert.count ?? 1) + (a.count ?? 1);
+      return;
+    }
+    const alert: Alert = { ...a, timestamp: new Date(this.now()).toISOString(), correlation_id: correlationId(a.source.slice(0, 3)) };
+    this.pending.set(a.dedup_key, { alert, edgeTime: edgeAt });
+  }
+
+  private log(rec: Record<string, unknown>, edgeAt: number, pageUrl?: string): void {
+    const sec = this.sec();
+    if (rec.type === 'network') {
+      this.network(rec, edgeAt, String(rec.request_url ?? ''), rec.status, rec.error, String(rec.method ?? 'GET'), String(rec.url ?? pageUrl ?? ''));
+      return;
+    }
+    const isError = rec.level === 'error' || rec.type === 'exception';
+    if (!isError) {
+      // noise: the same non-error message over and over. Most records are console chatter, so
+      // the key is one hashing pass, not the regex signature errors get.
+      const noiseKey = digitFoldedHash(String(rec.message ?? ''));
+      const seen = this.state.touch(noiseKey, sec, NOISE_WINDOW_S);
+      if (seen && seen.countInWindow === NOISE_MIN) {
+        const gate = this.state.touch(noiseKey ^ 0x5bd1e995, sec, NOISE_REALERT_S);
+        if (gate && gate.countInWindow === 1) {
+          const sig = errorSignature(rec);
+          this.raise(
+            {
+              severity: 'info',
+              category: 'noise',
+              title: `Noise: a console ${String(rec.level ?? 'log')} repeats (${NOISE_MIN}× in ${NOISE_WINDOW_S} s)`,
+              detail: `${cut(sig, 300)} — hide it with configure({action:"noise_rule", ...}) if it does not matter`,
+              source: 'noise_detector',
+              dedup_key: `noise:${noiseKey}`,
+              context: { pattern: cut(sig, 300) },
+            },
+            edgeAt,
+          );
+        }
+      }
+      return;
+    }
+    this.state.countError(sec);
+    this.spike(sec, edgeAt);
+    const sig = errorSignature(rec);
+    const seen = this.state.touch(hash32(`err:${sig}`), sec, NEW_ERROR_WINDOW_S);
+    if (!seen || (seen.lastSeen >= 0 && sec - seen.lastSeen < NEW_ERROR_WINDOW_S)) return;
+    const message = String(rec.message ?? '');
+    const where = typeof rec.source === 'string' ? rec.source : typeof rec.filename === 'string' ? `${rec.filename}:${String(rec.lineno ?? '')}` : '';
+    this.raise(
+      {
+        severity: 'error',
+        category: 'anomaly',
+        title: cut(`New ${rec.type === 'exception' ? 'exception' : 'console error'}: ${message.split('\n')[0]}`, 200),
+        detail: cut(`${message}${where ? ` (at ${where})` : ''}`, 1000),
+        source: 'error_detector',
+        ...(typeof rec.url === 'string' ? { url: cut(rec.url, 500) } : pageUrl ? { url: cut(pageUrl, 500) } : {}),
+        dedup_key: `error:${hash32(sig)}`,
+        context: { signature: cut(sig, 300) },
+      },
+      edgeAt,
+    );
+  }
+
+  private spike(sec: number, edgeAt: number): void {
+    if (!this.state.claimSpikeCheck(sec)) return;
+    const recent = this.state.errorsIn(sec, SPIKE_RECENT_S);
+    const base = this.state.errorsIn(sec, SPIKE_BASE_S);
+    const avgPerWindow = base / (SPIKE_BASE_S / SPIKE_RECENT_S);
+    if (recent < SPIKE_MIN || recent <= SPIKE_FACTOR * avgPerWindow) return;
+    // the recent window is part of the base, so a spike from silence reads ~6×
+    this.raise(
+      {
+        severity: 'error',
+        category: 'anomaly',
+        title: 'Error spike',
+        detail: `${recent} errors in the last ${SPIKE_RECENT_S} s, ${Math.round((recent / Math.max(avgPerWindow, 0.1)) * 10) / 10}× the ${SPIKE_BASE_S} s average (${Math.round(avgPerWindow * 10) / 10} per ${SPIKE_RECENT_S} s)`,
+        source: 'spike_detector',
+        dedup_key: 'spike',
+        context: { recent, per_window_average: Math.round(avgPerWindow * 10) / 10 },
+      },
+      edgeAt,
+    );
+  }
+
+  private network(rec: Record<string, unknown>, edgeAt: number, url: string, status: unknown, error: unknown, method: string, pageUrl?: string): void {
+    const code = typeof status === 'number' ? status : Number(status);
+    const failed = (error !== undefined && error !== null && error !== '') || !(code > 0);
+    if (!failed && !(code >= 500)) return;
+    const title = failed && !(code >= 500) ? cut(`Network failure: ${method} ${path(url)}${error ? ` (${String(error)})` : ''}`, 200) : cut(`Server error: ${method} ${path(url)} → ${code}`, 200);
+    const key = `net:${method} ${pathTemplate(url)} ${failed && !(code >= 500) ? 'failed' : code}`;
+    const seen = this.state.touch(hash32(key), this.sec(), REPEAT_WINDOW_S);
+    // within the window only the first is sent on; the others still count in this batch's alert
+    if (seen && seen.countInWindow > 1 && !this.pending.has(key)) return;
+    this.raise(
+      {
+        severity: 'error',
+        category: 'anomaly',
+        title,
+        detail: cut(`${method} ${url}${code > 0 ? ` → ${code}` : ''}${rec.duration !== undefined ? ` in ${String(rec.duration)} ms` : ''}${typeof rec.response === 'string' && rec.response ? `: ${rec.response}` : ''}`, 1000),
+        source: 'anomaly_detector',
+        url: cut(url, 500),
+        dedup_key: key,
+        context: pageUrl ? { page_url: cut(pageUrl, 500) } : undefined,
+      },
+      edgeAt,
+    );
+  }
+
+  private wsEvent(rec: Record<string, unknown>, edgeAt: number): void {
+    const code = typeof rec.code === 'number' ? rec.code : undefined;
+    const abnormal = rec.event === 'error' || (rec.event === 'close' && code !== undefined && code !== 1000 && code !== 1001);
+    if (!abnormal) return;
+    const url = String(rec.url ?? '');
+    const key = `ws:${pathTemplate(url)}:${String(rec.event)}:${code ?? ''}`;
+    const seen = this.state.touch(hash32(key), this.sec(), REPEAT_WINDOW_S);
+    if (seen && seen.countInWindow > 1 && !this.pending.has(key)) return;
+    this.raise(
+      {
+        severity: 'warning',
+        category: 'anomaly',
+        title: cut(rec.event === 'error' ? `WebSocket error: ${path(url)}` : `WebSocket closed abnormally: ${path(url)} (${code})`, 200),
+        detail: cut(`${url}${rec.reason ? `: ${String(rec.reason)}` : ''}`, 1000),
+        source: 'anomaly_detector',
+        url: cut(url, 500),
+        dedup_key: key,
+      },
+      edgeAt,
+    );
+  }
+
+  private perf(rec: Record<string, unknown>, edgeAt: number): void {
+    const url = String(rec.url ?? '');
+    const timing = (rec.timing ?? {}) as Record<string, unknown>;
+    const current: Partial<Record<Metric, number>> = {};
+    for (const m of PERF_METRICS) if (typeof timing[m] === 'number') current[m] = timing[m] as number;
+    const key = hash32(`perf:${pathTemplate(url)}`);
+    let found: ReturnType<typeof regressions> = [];
+    const r = this.state.comparePerf(key, current, (baseline) => (found = regressions(baseline, current)).length > 0);
+    if (!r || !r.baseline) return;
+    if (r.regressed) {
+      this.raise(
+        {
+          severity: 'warning',
+          category: 'regression',
+          title: cut(`Performance regression: ${path(url)}`, 200),
+          detail: cut(found.map((f) => `${f.metric.toUpperCase()} ${fmt(f.metric, f.current)} vs baseline ${fmt(f.metric, f.baseline)} (${f.change})`).join('; '), 1000),
+          source: 'performance_monitor',
+          url: cut(url, 500),
+          dedup_key: `perf:${key}`,
+          context: { regressions: found.map((f) => ({ metric: f.metric, baseline: round(f.baseline), current: round(f.current), change: f.change })) },
+        },
+        edgeAt,
+      );
+    } else if (r.wasRegressed) {
+      this.raise(
+        {
+          severity: 'info',
+          category: 'regression',
+          title: cut(`Performance recovered: ${path(url)}`, 200),
+          detail: 'the latest snapshot is back within 20 % of the baseline (CLS within 0.1)',
+          source: 'performance_monitor',
+          url: cut(url, 500),
+          dedup_key: `perf-ok:${key}`,
+        },
+        edgeAt,
+      );
+    }
+  }
+}
+
+/** FNV-1a over the first 300 characters with every run of digits folded to one '#' */
+function digitFoldedHash(s: string): number {
+  let h = 0x811c9dc5;
+  let inDigits = false;
+  const n = Math.min(s.length, 300);
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      if (inDigits) continue;
+      inDigits = true;
+      h ^= 35;
+    } else {
+      inDigits = false;
+      h ^= c;
+    }
+    h = Math.imul(h, 0x01000193);
+  }
+  return h === 0 ? 1 : h | 0;
+}
+
+const round = (v: number): number => Math.round(v * 1000) / 1000;
+const fmt = (m: Metric, v: number): string => (m === 'cls' ? v.toFixed(2) : `${Math.round(v)} ms`);

@@ -1,0 +1,148 @@
+/**
+ * Alerts end to end on the real server (uWS edge → workers → alert ring → main → MCP): every
+ * source reaches observe's alert block, other tools only mention them, and what is shown was
+ * redacted.
+ */
+import { mkdtempSync } from 'node:fs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { createMcpServer } from '../../src/mcp/server.js';
+import type { IngestServer } from '../../src/transport/server.js';
+import { batch, logRecord, Producer } from '../helpers/producer.js';
+import { startTestServer } from '../helpers/server.js';
+
+let server: IngestServer;
+let client: Client;
+beforeAll(async () => {
+  server = await startTestServer();
+  const config = loadConfig({ env: {}, flags: { state_dir: mkdtempSync('/tmp/gasoline-alerts-'), port: server.port } });
+  const mcp = createMcpServer({ config, server, clientId: 'alerts' });
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await mcp.connect(a);
+  client = new Client({ name: 'alerts', version: '1' });
+  await client.connect(b);
+});
+afterAll(async () => {
+  await client.close();
+  await server.close();
+});
+
+const texts = (r: unknown): string[] => ((r as { content: Array<{ text: string }> }).content ?? []).map((c) => c.text);
+
+async function until<T>(fn: () => Promise<T | undefined> | T | undefined, ms = 5000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function postJson(path: string, body: unknown): Promise<{ status: number; body: Record<string, unknown>; ms: number }> {
+  const t0 = performance.now();
+  const r = await fetch(`http://127.0.0.1:${server.port}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: r.status, body: (await r.json()) as Record<string, unknown>, ms: performance.now() - t0 };
+}
+
+describe('passive alerts', () => {
+  it('an exception and a 500 arrive as one alert block on the next observe, with nothing before', async () => {
+    const quiet = await client.callTool({ name: 'observe', arguments: { what: 'logs' } });
+    expect(texts(quiet)).toHaveLength(1);
+    const p = await Producer.connect(server.port);
+    await p.hello('alerts-1');
+    p.send(
+      batch(0, {
+        logs: [logRecord(1, { level: 'error', type: 'exception', message: 'TypeError: x is undefined', stack: 'TypeError: x is undefined\n    at f (https://app.test/a.js:1:2)' })],
+        network: [{ ts: Date.now(), method: 'POST', url: 'https://api.test/api/users?token=abcdef0123456789abcdef', status: 500, duration: 30 }],
+      }),
+    );
+    await p.ackFor(0);
+    const block = await until(async () => {
+      const r = await client.callTool({ name: 'observe', arguments: { what: 'errors' } });
+      return texts(r)[1];
+    });
+    expect(block).toMatch(/^--- ALERTS \(2\) ---/);
+    expect(block).toContain('[error] anomaly: New exception: TypeError: x is undefined');
+    expect(block).toContain('Server error: POST /api/users → 500');
+    expect(block).not.toContain('abcdef0123456789abcdef');
+    // drained: the next observe has no block
+    expect(texts(await client.callTool({ name: 'observe', arguments: { what: 'errors' } }))).toHaveLength(1);
+    p.close();
+  });
+
+  it('other tools say alerts wait without draining them', async () => {
+    const p = await Producer.connect(server.port);
+    await p.hello('alerts-2');
+    p.send(batch(0, { logs: [logRecord(1, { level: 'error', type: 'console', message: 'a brand new console error' })] }));
+    await p.ackFor(0);
+    const note = await until(async () => texts(await client.callTool({ name: 'configure', arguments: { action: 'health' } }))[1]);
+    expect(note).toBe('1 alert pending — call observe to see it');
+    expect(texts(await client.callTool({ name: 'analyze', arguments: { target: 'error_clusters' } }))[1]).toBe(note);
+    const block = texts(await client.callTool({ name: 'observe', arguments: { what: 'logs' } }))[1];
+    expect(block).toContain('New console error: a brand new console error');
+    p.close();
+  });
+
+  it('CI: a failure alerts with its failing tests, the same commit+status updates in place without a second alert, secrets redacted', async () => {
+    const body = { status: 'failure', source: 'github-actions', ref: 'main', commit: 'abc123def456', summary: 'npm test failed; NPM_TOKEN=npm_abcdefghijklmnopqrstuvwxyz0123456789', failures: [{ name: 'cart adds item', message: 'expected 2' }] };
+    const first = await postJson('/ci-result', body);
+    expect(first.status).toBe(200);
+    expect(first.body).toEqual({ ok: true, updated: false });
+    const again = await postJson('/ci-result', { ...body, summary: 'rerun' });
+    expect(again.body).toEqual({ ok: true, updated: true });
+    const ok = await postJson('/ci-result', { ...body, status: 'success', summary: 'green' });
+    expect(ok.body.updated).toBe(false);
+    const block = await until(async () => texts(await client.callTool({ name: 'observe', arguments: { what: 'logs' } }))[1]);
+    expect(block).toContain('[error] ci: CI failure: github-actions main @ abc123def456');
+    expect(block).toContain('failing: cart adds item');
+    expect(block).toContain('[info] ci: CI success');
+    expect(block.match(/CI failure/g)).toHaveLength(1);
+    expect(block).not.toContain('npm_abcdefghijklmnopqrstuvwxyz0123456789');
+    expect((await postJson('/ci-result', { status: 'maybe' })).status).toBe(400);
+  });
+
+  it('threshold: the extension connecting and leaving', async () => {
+    const p = await Producer.connect(server.port);
+    await p.hello('ext-1', { client: 'extension', version: '0.1.0' });
+    p.close();
+    let block = '';
+    await until(async () => {
+      block += texts(await client.callTool({ name: 'observe', arguments: { what: 'logs' } }))[1] ?? '';
+      return block.includes('Extension disconnected') ? true : undefined;
+    });
+    expect(block).toContain('[warning] threshold: Extension disconnected');
+    expect(block).toContain('[info] threshold: Extension connected');
+  });
+
+  it('100 distinct errors in one second: the buffer keeps the newest 50, and an error spike is raised', async () => {
+    await client.callTool({ name: 'observe', arguments: { what: 'logs' } }); // drain
+    const p = await Producer.connect(server.port);
+    await p.hello('alerts-100');
+    const errors = Array.from({ length: 100 }, (_, i) => logRecord(i, { level: 'error', type: 'exception', message: `failure kind ${String.fromCharCode(65 + (i % 26))}${String.fromCharCode(65 + Math.floor(i / 26))}` }));
+    p.send(batch(0, { logs: errors }));
+    await p.ackFor(0);
+    // the spike check runs once a second, on the first error of that second
+    await new Promise((r) => setTimeout(r, 1100));
+    p.send(batch(1, { logs: [logRecord(200, { level: 'error', type: 'console', message: 'one more' })] }));
+    await p.ackFor(1);
+    let block = '';
+    await until(async () => {
+      block += texts(await client.callTool({ name: 'observe', arguments: { what: 'logs' } }))[1] ?? '';
+      return block.includes('Error spike') ? true : undefined;
+    });
+    const shown = block.split('\n').filter((l) => l.startsWith('['));
+    expect(shown.length).toBeLessThanOrEqual(52);
+    expect(block).toMatch(/Error spike — 10\d errors in the last 10 s/);
+    p.close();
+  });
+
+  it('health counts alerts by category', async () => {
+    const h = JSON.parse(texts(await client.callTool({ name: 'configure', arguments: { action: 'health' } }))[0]!) as { alerts: { published: number; by_category: Record<string, number>; missed: number } };
+    expect(h.alerts.published).toBeGreaterThanOrEqual(6);
+    expect(h.alerts.by_category.anomaly).toBeGreaterThanOrEqual(3);
+    expect(h.alerts.missed).toBe(0);
+  });
+});

@@ -1,0 +1,158 @@
+/**
+ * Context streaming through the real process over stdio: alerts pushed as
+ * notifications/message the moment they happen, through the one stdout writer, never
+ * interleaved with responses; reset by a new initialize; timers gone when stdin closes.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/net.js';
+import { batch, logRecord, Producer } from '../helpers/producer.js';
+
+const BIN = fileURLToPath(new URL('../../bin/gasoline', import.meta.url));
+const env = (port: number): Record<string, string> => ({ PATH: process.env.PATH ?? '', HOME: '/tmp/gasoline-test-home', GASOLINE_STATE_DIR: '/tmp/gasoline-test-state', GASOLINE_THREADS: '1', GASOLINE_PORT: String(port), GASOLINE_LOG_LEVEL: 'warn' });
+const text = (r: unknown): string => (r as { content: Array<{ text: string }> }).content[0]!.text;
+
+async function producer(port: number, session: string): Promise<Producer> {
+  for (let i = 0; i < 100; i++) {
+    const p = await Producer.connect(port).catch(() => undefined);
+    if (p) {
+      await p.hello(session);
+      return p;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('server never came up');
+}
+
+const serverError = (path: string, status = 500) => ({ ts: Date.now(), method: 'GET', url: `https://api.test${path}`, status, duration: 5 });
+
+describe('context streaming over stdio', () => {
+  it('is off by default, pushes a 5xx as notifications/message once enabled, reports latency, and stops on disable', async () => {
+    const port = await freePort();
+    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN], env: env(port), stderr: 'pipe' });
+    const client = new Client({ name: 'stream', version: '1' });
+    const got: Array<{ level: string; logger?: string; data: any; at: number }> = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void got.push({ ...(n.params as any), at: Date.now() }));
+    await client.connect(transport);
+    const p = await producer(port, 'stream-1');
+    let seq = 0;
+
+    const off = JSON.parse(text(await client.callTool({ name: 'configure', arguments: { action: 'streaming', streaming_action: 'status' } })));
+    expect(off).toMatchObject({ status: 'disabled', config: { events: ['all'], throttle_seconds: 5, severity_min: 'warning' } });
+    p.send(batch(seq, { network: [serverError('/before-enable')] }));
+    await p.ackFor(seq++);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(got).toHaveLength(0);
+
+    const on = JSON.parse(text(await client.callTool({ name: 'configure', arguments: { action: 'streaming', streaming_action: 'enable', throttle_seconds: 1 } })));
+    expect(on).toMatchObject({ status: 'enabled', config: { throttle_seconds: 1 } });
+    const bad = await client.callTool({ name: 'configure', arguments: { action: 'streaming', streaming_action: 'enable', throttle_seconds: 0 } });
+    expect(bad.isError).toBe(true);
+    expect(text(bad)).toContain('throttle_seconds');
+
+    p.send(batch(seq, { network: [serverError('/api/users')] }));
+    await p.ackFor(seq++);
+    for (let i = 0; i < 100 && got.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(got).toHaveLength(1);
+    expect(got[0]).toMatchObject({ level: 'error', logger: 'gasoline' });
+    expect(got[0]!.data).toMatchObject({ category: 'anomaly', source: 'anomaly_detector', title: 'Server error: GET /api/users → 500', url: 'https://api.test/api/users' });
+
+    // a burst inside the throttle window is batched and flushed when the window ends
+    p.send(batch(seq, { network: [serverError('/a'), serverError('/b'), serverError('/c')] }));
+    await p.ackFor(seq++);
+    for (let i = 0; i < 150 && got.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(got).toHaveLength(2);
+    expect(got[1]!.data).toMatchObject({ batch: true, count: 3 });
+
+    const status = JSON.parse(text(await client.callTool({ name: 'configure', arguments: { action: 'streaming', streaming_action: 'status' } })));
+    expect(status.status).toBe('enabled');
+    expect(status.notify_count).toBe(2);
+    expect(status.latency_ms.samples).toBeGreaterThanOrEqual(1);
+    expect(status.latency_ms.p50).toBeGreaterThan(0);
+
+    const disabled = JSON.parse(text(await client.callTool({ name: 'configure', arguments: { action: 'streaming', streaming_action: 'disable' } })));
+    expect(disabled.status).toBe('disabled');
+    p.send(batch(seq, { network: [serverError('/after-disable')] }));
+    await p.ackFor(seq++);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(got).toHaveLength(2);
+    p.close();
+    await client.close();
+  }, 30_000);
+
+  it('notifications and responses share stdout as whole lines; a new initialize turns streaming off; stdin closing ends everything', async () => {
+    const port = await freePort();
+    const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [BIN], { env: env(port), stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+    const rpc = (id: number, method: string, params: unknown): void => void child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+    const init = (id: number) => {
+      rpc(id, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } });
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+    };
+    const lines = () => out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, any>);
+    const waitFor = async (pred: () => boolean, ms = 10_000) => {
+      const end = Date.now() + ms;
+      while (!pred() && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+      expect(pred()).toBe(true);
+    };
+    init(1);
+    rpc(2, 'tools/call', { name: 'configure', arguments: { action: 'streaming', streaming_action: 'enable', throttle_seconds: 1, severity_min: 'info' } });
+    await waitFor(() => lines().some((l) => l.id === 2));
+    const p = await producer(port, 'stream-2');
+    // alerts and tool calls at the same time
+    let seq = 0;
+    for (let i = 0; i < 20; i++) {
+      p.send(batch(seq++, { network: [serverError(`/x${i}`)], logs: [logRecord(i, { level: 'error', type: 'exception', message: `boom ${String.fromCharCode(97 + i)}` })] }));
+      rpc(100 + i, 'tools/call', { name: 'observe', arguments: { what: 'errors', limit: 5 } });
+    }
+    await waitFor(() => lines().filter((l) => typeof l.id === 'number' && l.id >= 100).length === 20);
+    await waitFor(() => lines().some((l) => l.method === 'notifications/message'));
+    const all = lines();
+    expect(all.every((l) => l.jsonrpc === '2.0')).toBe(true);
+    expect(out.endsWith('\n')).toBe(true);
+
+    // OI-3: initialize again → streaming is off
+    init(3);
+    await waitFor(() => lines().some((l) => l.id === 3));
+    rpc(4, 'tools/call', { name: 'configure', arguments: { action: 'streaming', streaming_action: 'status' } });
+    await waitFor(() => lines().some((l) => l.id === 4));
+    expect(JSON.parse(lines().find((l) => l.id === 4)!.result.content[0].text).status).toBe('disabled');
+
+    p.close();
+    const t0 = Date.now();
+    child.stdin.end();
+    expect(await exited).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(3000);
+  }, 40_000);
+
+  it('survives stdout going away in the middle of a notification stream', async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, [BIN], { env: env(port), stdio: ['pipe', 'pipe', 'pipe'] });
+    const exited = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const rpc = (id: number, method: string, params: unknown): void => void child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+    rpc(1, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } });
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+    rpc(2, 'tools/call', { name: 'configure', arguments: { action: 'streaming', streaming_action: 'enable', throttle_seconds: 1, severity_min: 'info' } });
+    const p = await producer(port, 'stream-3');
+    let seq = 0;
+    const pump = setInterval(() => {
+      p.send(batch(seq++, { network: [serverError(`/y${seq}`)] }));
+    }, 10);
+    await new Promise((r) => setTimeout(r, 500));
+    child.stdout.destroy();
+    await new Promise((r) => setTimeout(r, 300));
+    clearInterval(pump);
+    p.close();
+    child.stdin.end();
+    expect(await exited).toBe(0);
+    expect(err).not.toMatch(/Unhandled|TypeError|RangeError/);
+  }, 30_000);
+});

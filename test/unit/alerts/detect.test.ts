@@ -1,0 +1,124 @@
+/**
+ * Detection against the real shared state (SharedArrayBuffer), with the clock in the test's
+ * hands: every source raises what it should, once, and stays quiet otherwise.
+ */
+import { describe, expect, it } from 'vitest';
+import { Detector } from '../../../src/domain/alerts/detect.js';
+import { allocateDetectState, DetectState } from '../../../src/shm/detect-state.js';
+
+function setup(start = 1_700_000_000_000) {
+  let now = start;
+  const state = new DetectState(allocateDetectState());
+  const d = new Detector(state, () => now);
+  return { d, state, advance: (ms: number) => (now += ms), at: () => now, other: () => new Detector(state, () => now) };
+}
+
+const exception = (message: string) => ({ level: 'error', type: 'exception', message, stack: `Error: ${message}\n    at f (https://app.test/main.js:10:5)`, url: 'https://app.test/' });
+
+describe('anomaly detection in the workers', () => {
+  it('new error: once per signature, again only after 30 s of silence; numbers do not make it new', () => {
+    const { d, advance } = setup();
+    d.see('logs', exception('user 42 not found'), 1);
+    d.see('logs', exception('user 43 not found'), 1);
+    let out = d.take();
+    expect(out).toHaveLength(1);
+    expect(out[0]!.alert).toMatchObject({ severity: 'error', category: 'anomaly', source: 'error_detector', url: 'https://app.test/' });
+    expect(out[0]!.alert.title).toContain('New exception: user 42 not found');
+    expect(out[0]!.edgeTime).toBe(1);
+    advance(20_000);
+    d.see('logs', exception('user 44 not found'), 2);
+    expect(d.take()).toHaveLength(0);
+    advance(31_000);
+    d.see('logs', exception('user 45 not found'), 3);
+    out = d.take();
+    expect(out).toHaveLength(1);
+    d.see('logs', { level: 'error', type: 'console', message: 'a different problem' }, 4);
+    expect(d.take()[0]!.alert.title).toBe('New console error: a different problem');
+  });
+
+  it('"new" is shared between workers', () => {
+    const { d, other } = setup();
+    d.see('logs', exception('boom'), 1);
+    expect(d.take()).toHaveLength(1);
+    const d2 = other();
+    d2.see('logs', exception('boom'), 1);
+    expect(d2.take()).toHaveLength(0);
+  });
+
+  it('server errors and network failures, repeats within a batch folded into a count', () => {
+    const { d, advance } = setup();
+    for (let i = 0; i < 5; i++) d.see('network', { method: 'POST', url: `https://api.test/api/users/${i}?x=1`, status: 500, duration: 12 }, 1, 'https://app.test/');
+    d.see('network', { method: 'GET', url: 'https://api.test/ok', status: 200 }, 1);
+    d.see('network', { method: 'GET', url: 'https://api.test/down', status: 0, error: 'net::ERR_CONNECTION_REFUSED' }, 1);
+    const out = d.take().map((e) => e.alert);
+    expect(out).toHaveLength(2);
+    expect(out[0]).toMatchObject({ title: 'Server error: POST /api/users/0 → 500', count: 5, source: 'anomaly_detector', category: 'anomaly', severity: 'error' });
+    expect(out[1]!.title).toBe('Network failure: GET /down (net::ERR_CONNECTION_REFUSED)');
+    // the next batch within a second adds nothing new; after it, the same failure alerts again
+    d.see('network', { method: 'POST', url: 'https://api.test/api/users/9', status: 500 }, 1);
+    expect(d.take()).toHaveLength(0);
+    advance(1500);
+    d.see('network', { method: 'POST', url: 'https://api.test/api/users/9', status: 500 }, 1);
+    expect(d.take()).toHaveLength(1);
+  });
+
+  it('error spike: the last 10 s above 3× the 60 s average, checked once a second', () => {
+    const { d, advance } = setup();
+    // a steady trickle: 1 error every 2 s for 60 s is no spike
+    for (let s = 0; s < 60; s += 2) {
+      d.see('logs', { level: 'error', type: 'console', message: 'steady' }, 1);
+      advance(2000);
+    }
+    expect(d.take().filter((e) => e.alert.source === 'spike_detector')).toHaveLength(0);
+    // then 100 errors in one second
+    for (let i = 0; i < 100; i++) d.see('logs', { level: 'error', type: 'console', message: `burst ${i}` }, 1);
+    advance(1000);
+    d.see('logs', { level: 'error', type: 'console', message: 'burst again' }, 1);
+    const spikes = d.take().filter((e) => e.alert.source === 'spike_detector');
+    expect(spikes).toHaveLength(1);
+    expect(spikes[0]!.alert.title).toBe('Error spike');
+    expect(spikes[0]!.alert.detail).toMatch(/^10\d errors in the last 10 s/);
+  });
+
+  it('performance: a regression against the URL baseline, then its recovery', () => {
+    const { d } = setup();
+    const snap = (lcp: number, cls = 0.01) => ({ url: 'https://app.test/cart?id=1', timing: { ttfb: 100, fcp: 800, lcp, cls, inp: 80, dom_content_loaded: 900, load: 1200 } });
+    d.see('perf', snap(1000), 1);
+    d.see('perf', snap(1100), 1);
+    expect(d.take()).toHaveLength(0);
+    d.see('perf', snap(2000), 1);
+    let out = d.take().map((e) => e.alert);
+    expect(out).toHaveLength(1);
+    expect(out[0]).toMatchObject({ category: 'regression', source: 'performance_monitor', severity: 'warning', title: 'Performance regression: /cart' });
+    expect(out[0]!.detail).toMatch(/LCP 2000 ms vs baseline 1050 ms/);
+    d.see('perf', snap(1050, 0.3), 1);
+    expect(d.take()[0]!.alert.detail).toMatch(/CLS 0.30/);
+    d.see('perf', snap(1060), 1);
+    out = d.take().map((e) => e.alert);
+    expect(out[0]).toMatchObject({ severity: 'info', title: 'Performance recovered: /cart' });
+  });
+
+  it('WebSocket error and abnormal close, not a normal close', () => {
+    const { d } = setup();
+    d.see('ws_events', { event: 'close', id: 'c', url: 'wss://app.test/live', code: 1000 }, 1);
+    d.see('ws_events', { event: 'close', id: 'c', url: 'wss://app.test/live', code: 1006, reason: 'gone' }, 1);
+    const out = d.take().map((e) => e.alert);
+    expect(out).toHaveLength(1);
+    expect(out[0]!.title).toBe('WebSocket closed abnormally: /live (1006)');
+  });
+
+  it('noise: the 50th repeat of a console message within 30 s, once', () => {
+    const { d } = setup();
+    for (let i = 0; i < 120; i++) d.see('logs', { level: 'warn', type: 'console', message: `Warning: each child needs a key (row ${i})` }, 1);
+    const out = d.take().map((e) => e.alert);
+    expect(out).toHaveLength(1);
+    expect(out[0]).toMatchObject({ category: 'noise', severity: 'info' });
+  });
+
+  it('forgets what an uncommitted batch raised', () => {
+    const { d } = setup();
+    d.see('logs', exception('lost'), 1);
+    d.discard();
+    expect(d.take()).toEqual([]);
+  });
+});
