@@ -91,6 +91,13 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteOutput> {
       f[`${p}.push_p99_ms`] = r.push.push_latency.p99_ms;
       f[`${p}.push_max_ms`] = r.push.push_latency.max_ms;
       f[`${p}.push_missed`] = r.push.missed;
+      // the server's own view (edge → stdout write), from streaming status
+      const lat = (r.push.server_status as { latency_ms?: { p50?: number; p99?: number; max?: number } } | null | undefined)?.latency_ms;
+      if (lat) {
+        f[`${p}.push_server_p50_ms`] = lat.p50 ?? null;
+        f[`${p}.push_server_p99_ms`] = lat.p99 ?? null;
+        f[`${p}.push_server_max_ms`] = lat.max ?? null;
+      }
     } else if (r.push.status === 'unavailable') {
       for (const k of ['push_p50_ms', 'push_p99_ms', 'push_max_ms']) out.unavailable[`${p}.${k}`] = r.push.reason ?? 'unavailable';
     } else {

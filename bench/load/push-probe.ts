@@ -38,6 +38,13 @@ export async function detectStreaming(mcp: McpProc): Promise<StreamingSupport> {
   const enableArgs: Record<string, unknown> = { action: 'streaming', streaming_action: 'enable' };
   // the smallest throttle the schema allows: the probe measures delivery, not the throttle window
   if (props.throttle_seconds) enableArgs.throttle_seconds = props.throttle_seconds.minimum ?? 0;
+  // Background load raises alerts of its own (its 5xx records, new console errors). Were they
+  // delivered too, the one sent at re-enable would hold the probe's behind the throttle window
+  // (≥ 1 s) and the probe would time the throttle. So delivery is narrowed to network errors on
+  // the probe's host; every background alert is still detected, carried to main and filtered by
+  // StreamState — the same path, minus the stdout line.
+  if (props.url_filter) enableArgs.url_filter = PROBE_HOST;
+  if (props.events?.items?.enum?.includes('network_errors')) enableArgs.events = ['network_errors'];
   return { available: true, enableArgs };
 }
 
@@ -60,6 +67,7 @@ export interface PushProbe {
 }
 
 const packr = new Packr({ useRecords: true });
+const PROBE_HOST = 'probe.example.test';
 
 export function unavailableProbe(reason: string): PushProbeResult {
   return { status: 'unavailable', reason, samples: 0, missed: 0, accepted: 0, push_latency: null, configure_latency: null };
@@ -121,7 +129,7 @@ export async function startPushProbe(o: {
       conf.recordValue(c.us);
       if (toolText(c).isError) throw new Error(`streaming enable failed: ${toolText(c).text.slice(0, 300)}`);
       const token = `probe-${o.tag}-${session.slice(-6)}-${i++}`;
-      const url = `https://probe.example.test/${token}`;
+      const url = `https://${PROBE_HOST}/${token}`;
       const arrived = new Promise<number | null>((resolve) => {
         const t = setTimeout(() => {
           waiter = null;
