@@ -310,7 +310,7 @@ function profileTable(s: SuiteOutput): string {
   if (sat) {
     for (const st of sat.steps) {
       const push = st.push.push_latency ? lat3(st.push.push_latency.p50_ms, st.push.push_latency.p99_ms, st.push.push_latency.max_ms) : st.push.status;
-      lines.push(`| saturate @${fmt(st.offered_events_per_s)} | ${fmt(st.offered_events_per_s)} | ${fmt(st.accepted_events_per_s)} | ${fmt(Math.round((st.nacked_batches * 100) / 3))} (${st.nacked_batches} nacks) | — | ${lat3(st.ack_latency.p50_ms, st.ack_latency.p99_ms, st.ack_latency.p999_ms)} | ${push} | — | — | ${st.server_cpu_pct} | ${st.rss_mb} (rings ${sat.ring_budget_mb}) |`);
+      lines.push(`| saturate @${fmt(st.offered_events_per_s)}${st.hold ? ' (hold)' : ''} | ${fmt(st.offered_events_per_s)} | ${fmt(st.accepted_events_per_s)} | ${fmt(Math.round((st.nacked_batches * 100) / 3))} (${st.nacked_batches} nacks) | — | ${lat3(st.ack_latency.p50_ms, st.ack_latency.p99_ms, st.ack_latency.p999_ms)} | ${push} | — | — | ${st.server_cpu_pct} | ${st.rss_mb} (rings ${sat.ring_budget_mb}) |`);
     }
   }
   return lines.join('\n');

@@ -248,6 +248,8 @@ export interface SaturateStep {
   push: PushProbeResult;
   server_cpu_pct: number;
   rss_mb: number;
+  /** the extra step at the first nacking rate */
+  hold: boolean;
 }
 
 export interface SaturateResult {
@@ -280,7 +282,12 @@ export async function runSaturate(o: { root: string; port: number; rates: number
     let accepted = 0;
     let unacked = 0;
     let unackedEvents = 0;
-    for (const rate of o.rates) {
+    // after the first step that sees nacks, one more at the same rate: overload held for a whole
+    // step must stay refused and bounded (and by then the rings have filled, as they do in use)
+    const plan = [...o.rates];
+    let holding = false;
+    for (let i = 0; i < plan.length; i++) {
+      const rate = plan[i]!;
       const cpu0 = cpuSeconds(mcp.pid);
       const t0 = performance.now();
       const probe = await startPushProbe({ mcp, port: o.port, support, intervalMs: o.probeEveryMs, tag: `sat${rate}` });
@@ -299,8 +306,13 @@ export async function runSaturate(o: { root: string; port: number; rates: number
         push: pr,
         server_cpu_pct: Math.round(((cpuSeconds(mcp.pid) - cpu0) / seconds) * 100),
         rss_mb: peakRssMb(mcp.pid),
+        hold: holding,
       });
-      if (nacked > 0) break;
+      if (holding) break; // the hold step is done
+      if (nacked > 0) {
+        holding = true;
+        plan.splice(i + 1, plan.length, rate);
+      }
       await settled(o.port, 5000); // let the queue empty between steps
     }
     await settled(o.port, 10_000);
