@@ -1,10 +1,10 @@
 /**
  * `pnpm bench --compare <git-ref>`: build the ref in a temporary git worktree (pnpm install
- * --frozen-lockfile --prefer-offline, pnpm build), then run base and head interleaved — A B A B …
+ * --frozen-lockfile --prefer-offline, pnpm build), then run base and head interleaved — A B B A …
  * — on this machine with this bench code, so both see the same neighbours and the same drift.
  * A figure regresses when median(head) / median(base) moves the wrong way by more than its
  * tolerance in slo.json; the tolerances come from `--compare HEAD` (head against itself), whose
- * per-round ratios are the noise (`observed_noise` below).
+ * per-round ratios are the noise (`observed_noise` below). Rounds alternate the order (A B, B A, …).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -83,7 +83,8 @@ export async function runCompare(o: { ref: string; rounds: number; metrics: Comp
   const samples: { base: Array<Record<string, Figure>>; head: Array<Record<string, Figure>> } = { base: [], head: [] };
   try {
     for (let i = 0; i < o.rounds; i++) {
-      for (const side of ['base', 'head'] as const) {
+      // A B, then B A, …: neither side always runs second (a drift or warm page cache favours one)
+      for (const side of i % 2 === 0 ? (['base', 'head'] as const) : (['head', 'base'] as const)) {
         o.log(`round ${i + 1}/${o.rounds}: ${side}`);
         const s = await runSuite({ kind: 'compare', root: side === 'base' ? base.dir : ROOT, selected: () => true, log: (m) => o.log(`  ${side} ${m}`) });
         samples[side].push(s.figures);
