@@ -309,8 +309,10 @@ function profileTable(s: SuiteOutput): string {
   const sat = s.results.saturate as SaturateResult | undefined;
   if (sat) {
     for (const st of sat.steps) {
-      const push = st.push.push_latency ? lat3(st.push.push_latency.p50_ms, st.push.push_latency.p99_ms, st.push.push_latency.max_ms) : st.push.status;
-      lines.push(`| saturate @${fmt(st.offered_events_per_s)}${st.hold ? ' (hold)' : ''} | ${fmt(st.offered_events_per_s)} | ${fmt(st.accepted_events_per_s)} | ${fmt(Math.round((st.nacked_batches * 100) / 3))} (${st.nacked_batches} nacks) | — | ${lat3(st.ack_latency.p50_ms, st.ack_latency.p99_ms, st.ack_latency.p999_ms)} | ${push} | — | — | ${st.server_cpu_pct} | ${st.rss_mb} (rings ${sat.ring_budget_mb}) |`);
+      const push = st.push.push_latency
+        ? `${lat3(st.push.push_latency.p50_ms, st.push.push_latency.p99_ms, st.push.push_latency.max_ms)} (${st.push.samples}${st.push.missed ? `, ${st.push.missed} > 2 s` : ''}${st.push.refused ? `, ${st.push.refused} probe frames nacked` : ''})`
+        : st.push.status;
+      lines.push(`| saturate @${fmt(st.offered_events_per_s)}${st.hold ? ' (hold)' : ''} | ${fmt(st.offered_events_per_s)} | ${fmt(st.accepted_events_per_s)} | ${fmt(Math.round((st.nacked_batches * 100) / (sat.step_ms / 1000)))} (${st.nacked_batches} nacks) | — | ${lat3(st.ack_latency.p50_ms, st.ack_latency.p99_ms, st.ack_latency.p999_ms)} | ${push} | — | — | ${st.server_cpu_pct} | ${st.rss_mb} (rings ${sat.ring_budget_mb}) |`);
     }
   }
   return lines.join('\n');

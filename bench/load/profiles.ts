@@ -258,6 +258,7 @@ export interface SaturateResult {
   max_accepted_events_per_s: number;
   /** the highest offered rate accepted in full (≥ 95 %) with no nack */
   max_sustained_offered: number;
+  step_ms: number;
   nacks_seen: boolean;
   overload_refused_cleanly: boolean;
   server_peak_rss_mb: number;
@@ -332,6 +333,7 @@ export async function runSaturate(o: { root: string; port: number; rates: number
       steps,
       max_accepted_events_per_s: Math.max(0, ...steps.map((s) => s.accepted_events_per_s)),
       max_sustained_offered: Math.max(0, ...sustained.map((s) => s.offered_events_per_s)),
+      step_ms: o.stepMs,
       nacks_seen: nacksSeen,
       overload_refused_cleanly: nacksSeen && healthOk && acct.ok && rss <= budget + 200,
       server_peak_rss_mb: rss,

@@ -54,6 +54,8 @@ export interface PushProbeResult {
   reason?: string;
   samples: number;
   missed: number;
+  /** probe frames refused (nacked) under overload: no alert could follow, so not a sample */
+  refused: number;
   accepted: number;
   push_latency: Percentiles | null;
   configure_latency: Percentiles | null;
@@ -70,7 +72,7 @@ const packr = new Packr({ useRecords: true });
 const PROBE_HOST = 'probe.example.test';
 
 export function unavailableProbe(reason: string): PushProbeResult {
-  return { status: 'unavailable', reason, samples: 0, missed: 0, accepted: 0, push_latency: null, configure_latency: null };
+  return { status: 'unavailable', reason, samples: 0, missed: 0, refused: 0, accepted: 0, push_latency: null, configure_latency: null };
 }
 
 /** Starts sampling every `intervalMs` until stopped. */
@@ -94,17 +96,29 @@ export async function startPushProbe(o: {
   let stopping = false;
   /** events the server acknowledged on the probe's session (for the accounting check) */
   let accepted = 0;
+  /** probe frames nacked by admission control: not push samples, counted apart */
+  let refused = 0;
 
   const ws = new WebSocket(`ws://127.0.0.1:${o.port}/ws`, { perMessageDeflate: false });
   ws.binaryType = 'nodebuffer';
   const session = `bench-probe-${o.tag}-${process.pid}-${Date.now().toString(36)}`;
   let seq = 1;
+  // one waiter at a time: the notification carrying this sample's URL ends it
+  let waiter: { token: string; seq: number; resolve: (at: number) => void } | null = null;
   await new Promise<void>((resolve, reject) => {
     ws.once('error', reject);
     ws.on('open', () => ws.send(packr.pack({ t: 'hello', v: 1, client: 'bench', version: 'probe-1', session })));
     ws.on('message', (d: Buffer) => {
       const m = unpack(d) as Record<string, unknown>;
       if (m.t === 'ack') accepted += (m.accepted as number) ?? 0;
+      // admission control refused the probe's own frame (overload): no alert can follow
+      if (m.t === 'nack' && waiter && m.seq === waiter.seq) {
+        // the batch was not applied: the next probe frame reuses its seq
+        seq = typeof m.resume_from_seq === 'number' ? m.resume_from_seq : waiter.seq;
+        const w = waiter;
+        waiter = null;
+        w.resolve(-1);
+      }
       if (m.t === 'welcome') {
         if (typeof m.resume_from_seq === 'number' && m.resume_from_seq > seq) seq = m.resume_from_seq;
         resolve();
@@ -112,8 +126,6 @@ export async function startPushProbe(o: {
     });
   });
 
-  // one waiter at a time: the notification carrying this sample's URL ends it
-  let waiter: { token: string; resolve: (at: number) => void } | null = null;
   const off = o.mcp.onNotification((_msg, at, line) => {
     if (waiter && line.includes(waiter.token)) {
       const w = waiter;
@@ -137,6 +149,7 @@ export async function startPushProbe(o: {
         }, timeoutMs);
         waiter = {
           token,
+          seq,
           resolve: (at) => {
             clearTimeout(t);
             resolve(at);
@@ -148,6 +161,11 @@ export async function startPushProbe(o: {
       const t0 = performance.now();
       ws.send(frame);
       const at = await arrived;
+      if (at === -1) {
+        refused++;
+        await new Promise((r) => setTimeout(r, o.intervalMs));
+        continue;
+      }
       samples++;
       if (at === null) {
         missed++;
@@ -173,8 +191,8 @@ export async function startPushProbe(o: {
       } catch {
         server_status = null;
       }
-      if (failure) return { ...unavailableProbe(failure), status: 'error', accepted, server_status };
-      return { status: 'ok', samples, missed, accepted, push_latency: percentiles(push), configure_latency: percentiles(conf), server_status };
+      if (failure) return { ...unavailableProbe(failure), status: 'error', accepted, refused, server_status };
+      return { status: 'ok', samples, missed, refused, accepted, push_latency: percentiles(push), configure_latency: percentiles(conf), server_status };
     },
   };
 }
