@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { kindId } from '../../domain/kinds.js';
 import { errorSignature, pathTemplate } from '../../domain/query/signature.js';
-import { regressions, type Metric } from '../../domain/query/vitals.js';
+import { baselineOf, regressions, type Metric } from '../../domain/query/vitals.js';
 import { clock } from '../format.js';
 import { scan, type Hit } from '../query.js';
 import { perfByUrl } from './observe.js';
@@ -59,17 +59,6 @@ function perf(ctx: ToolContext, a: Args): string {
 
 function fmt(m: Metric, v: number): string {
   return m === 'cls' ? v.toFixed(3) : `${Math.round(v)}ms`;
-}
-
-/** Median of earlier loads per metric: one slow outlier does not move the baseline. */
-function baselineOf(timings: Array<Partial<Record<Metric, number | null>>>): Partial<Record<Metric, number>> {
-  const out: Partial<Record<Metric, number>> = {};
-  for (const m of ['ttfb', 'fcp', 'lcp', 'cls', 'inp', 'dom_content_loaded', 'load'] as Metric[]) {
-    const vals = timings.map((t) => t[m]).filter((v): v is number => typeof v === 'number').sort((x, y) => x - y);
-    const mid = vals.length >> 1;
-    if (vals.length) out[m] = vals.length % 2 ? vals[mid]! : (vals[mid - 1]! + vals[mid]!) / 2;
-  }
-  return out;
 }
 
 interface Cluster {
