@@ -21,10 +21,10 @@ export function fill<T>(items: readonly T[], room: number, limit: number, render
   let used = 0;
   let i = 0;
   for (; i < items.length && shown.length < limit; i++) {
-    let text = render(items[i]!);
+    const text = render(items[i]!);
     if (used + text.length + 1 > room) {
-      if (shown.length) break;
-      text = `${text.slice(0, Math.max(0, room - 20))}… [line cut]`;
+      if (!shown.length) shown.push({ item: items[i++]!, text: `${text.slice(0, Math.max(0, room - 20))}… [line cut]` });
+      break;
     }
     shown.push({ item: items[i]!, text });
     used += text.length + 1;

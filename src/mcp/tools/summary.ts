@@ -63,9 +63,12 @@ export async function summary(ctx: ToolContext): Promise<string> {
 
 /** A literal stretch of the message that `contains` can find: up to the first normalized part. */
 function snippet(r: Rec): string {
-  const msg = r.type === 'network' ? String(r.request_url ?? '') : String(r.message ?? '');
+  if (r.type === 'network') return cut(pathOf(String(r.request_url ?? '')), 60).replace(/…$/, '');
+  const msg = String(r.message ?? '');
   const m = /^[^"'\\\d<]{3,}/.exec(msg);
-  return cut((m ? m[0] : msg).trim(), 60).replace(/…$/, '');
+  const s = (m ? m[0] : msg).trim();
+  // whole words: a cut word still matches, but reads as a typo to the agent
+  return s.length > 60 ? s.slice(0, s.lastIndexOf(' ', 60) > 20 ? s.lastIndexOf(' ', 60) : 60) : s;
 }
 
 function pathOf(url: string): string {

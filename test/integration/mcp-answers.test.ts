@@ -1,0 +1,189 @@
+/**
+ * Issue 8: answers that cost an agent little. A busy page sends 5 000 records of noise with four
+ * real problems (one repeated 40 times); the real server ingests them through the worker pipeline
+ * and the SDK's client asks over the in-memory transport, as an agent would.
+ */
+import { mkdtempSync } from 'node:fs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { createMcpServer } from '../../src/mcp/server.js';
+import type { IngestServer } from '../../src/transport/server.js';
+import { busyPage, PROBLEMS, REPEATS, type Scenario } from '../helpers/busy-page.js';
+import { batch, Producer } from '../helpers/producer.js';
+import { startTestServer } from '../helpers/server.js';
+
+const MiB = 1024 * 1024;
+let server: IngestServer;
+let producer: Producer;
+let seq = 0;
+let scenario: Scenario;
+const stateDir = mkdtempSync('/tmp/gasoline-answers-');
+const figures: Record<string, number> = {};
+
+async function agent(clientId: string): Promise<Client> {
+  const config = loadConfig({ env: {}, flags: { state_dir: stateDir, port: server.port } });
+  const mcp = createMcpServer({ config, server, clientId });
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await mcp.connect(a);
+  const client = new Client({ name: clientId, version: '1' });
+  await client.connect(b);
+  return client;
+}
+
+async function observe(c: Client, args: Record<string, unknown>): Promise<string> {
+  const r = await c.callTool({ name: 'observe', arguments: args });
+  expect(r.isError).not.toBe(true);
+  return (r.content as Array<{ text: string }>).map((x) => x.text).join('\n');
+}
+
+async function send(records: Record<string, unknown[]>): Promise<void> {
+  const s = seq++;
+  producer.send(batch(s, records));
+  await producer.ackFor(s);
+}
+
+const count = (text: string, needle: string): number => text.split(needle).length - 1;
+/** every record line of a list result: whole, never cut (a time, or a folded count then a time) */
+const RECORD_LINE = /^(?:×\d+ \d\d:\d\d:\d\d\.\d{3}\.\.)?\d\d:\d\d:\d\d\.\d{3} \S.*(?: tab=\d+|\)|"|ms|B)$/;
+
+beforeAll(async () => {
+  server = await startTestServer({ rings: { logs: 4 * MiB, network: 4 * MiB, ws_events: 2 * MiB, actions: 1 * MiB } });
+  producer = await Producer.connect(server.port);
+  await producer.hello('busy-page');
+  scenario = busyPage();
+  for (const b of scenario.batches) await send(b);
+  figures.records = scenario.records;
+  figures.raw_chars = scenario.rawChars;
+}, 60_000);
+
+afterAll(async () => {
+  // the measured figures for PERFORMANCE.md ("Answers"): printed, not asserted twice
+  process.stderr.write(`issue-8 answer sizes: ${JSON.stringify(figures)}\n`);
+  producer.close();
+  await server.close();
+});
+
+describe('the busy page scenario', () => {
+  it('the first errors answer holds each problem once, the repeat folded with its count, within 8 000 characters', async () => {
+    const c = await agent('s1');
+    const first = await observe(c, { what: 'errors' });
+    figures.errors_first = first.length;
+    expect(first.length).toBeLessThanOrEqual(8000);
+    const [header] = first.split('\n');
+    expect(header).toBe(`errors (new since your last look): ${REPEATS + 3} matched (4 distinct), showing 4; ${/; (\d+) hidden/.exec(header!)![1]} hidden by noise rules`);
+    for (const p of Object.values(PROBLEMS)) expect(count(first, p)).toBe(1);
+    const folded = first.split('\n').find((l) => l.includes(PROBLEMS.exception))!;
+    expect(folded).toMatch(new RegExp(`^×${REPEATS} \\d\\d:\\d\\d:\\d\\d\\.\\d{3}\\.\\.\\d\\d:\\d\\d:\\d\\d\\.\\d{3} ERROR exception`));
+    expect(first).not.toContain('favicon');
+    for (const l of first.split('\n').slice(1)) expect(l).toMatch(RECORD_LINE);
+
+    const again = await observe(c, { what: 'errors' });
+    figures.errors_again = again.length;
+    expect(again.length).toBeLessThan(600);
+    expect(again).toBe('errors (new since your last look): 0 matched');
+  });
+
+  it('summary names all four problems, the failing endpoint, the socket close and the next call for each, within 8 000 characters', async () => {
+    const c = await agent('s2');
+    const s = await observe(c, { what: 'summary' });
+    figures.summary = s.length;
+    expect(s.length).toBeLessThanOrEqual(8000);
+    expect(s).toMatch(/^summary \(since your last summary\): \d+ new records; extension NOT connected \(other producers: bench\)/);
+    expect(s).toMatch(/per kind: logs \d+, network \d+, network_bodies 0, ws_events \d+, actions \d+/);
+    expect(s).toMatch(/errors: 43 \(4 distinct\), \d+ hidden by noise rules → observe\(\{what:"errors"\}\)/);
+    expect(s).toContain(`×${REPEATS} "TypeError: Cannot read properties of undefined (reading '<s>') for cart <n> at <time> @ http://127.0.0.1:3000/assets/cart.js:88"`);
+    expect(s).toContain(`observe({what:"errors", contains:"TypeError: Cannot read properties of undefined (reading"})`);
+    expect(s).toContain('Payment SDK failed to initialize: timeout after <n>ms');
+    expect(s).toContain('"POST 127.0.0.1:3000/api/orders/<n> → 500"');
+    expect(s).toContain('QuotaExceededError: localStorage is full');
+    expect(s).toContain('observe({what:"errors", contains:"/api/orders/9172"})');
+    expect(s).toContain('failing requests: 1 (1 endpoints) → observe({what:"network", status_min:400})');
+    expect(s).toContain('×1 POST 127.0.0.1:3000/api/orders/<n> → 500 last');
+    expect(s).toContain('observe({what:"network", url:"/api/orders/9172", status_min:400})');
+    expect(s).toContain('"live-1" close(1006) → observe({what:"websocket_events", connection_id:"live-1"})');
+    // each named call answers: the contains snippet finds the folded exception
+    const snippet = /contains:("[^"]+")/.exec(s)![1]!;
+    const detail = await observe(c, { what: 'errors', from: 'start', contains: JSON.parse(snippet) as string });
+    expect(detail).toContain(`×${REPEATS} `);
+    // summary reads on its own cursors: nothing new the second time, and the lists still hold everything
+    const again = await observe(c, { what: 'summary' });
+    expect(again).toContain('summary (since your last summary): 0 new records');
+    expect(again).toContain('errors: none');
+    expect(again.length).toBeLessThan(1000);
+    expect(await observe(c, { what: 'errors' })).toContain(`${REPEATS + 3} matched (4 distinct)`);
+  });
+
+  it('fold:false lists records one by one; the budget is filled most severe first and the rest is reachable by cursor', async () => {
+    const c = await agent('s3');
+    const page1 = await observe(c, { what: 'errors', fold: false, limit: 500 });
+    figures.errors_unfolded_first_page = page1.length;
+    expect(page1.length).toBeLessThanOrEqual(8000);
+    const head = page1.split('\n')[0]!;
+    expect(head).toMatch(new RegExp(`^errors \\(new since your last look\\): ${REPEATS + 3} matched, showing (\\d+)`));
+    const rest = /^not shown: (\d+) records over the 8000-char budget → (observe\(.*\))$/m.exec(page1)!;
+    expect(rest).not.toBeNull();
+    const lines = (t: string) => t.split('\n').filter((l) => /^\d\d:/.test(l));
+    // exceptions and the 500 (severity 4) fill the budget before the console error (severity 3)
+    expect(page1).not.toContain(PROBLEMS.console);
+    let all = lines(page1);
+    let cursor = /after:"([^"]+)"/.exec(rest[2]!)![1]!;
+    for (let i = 0; i < 5 && cursor; i++) {
+      const next = await observe(c, { what: 'errors', fold: false, limit: 500, after: cursor });
+      expect(next.length).toBeLessThanOrEqual(8000);
+      all = all.concat(lines(next));
+      cursor = /^not shown: .*after:"([^"]+)"/m.exec(next)?.[1] ?? '';
+    }
+    expect(all).toHaveLength(REPEATS + 3);
+    expect(new Set(all).size).toBe(REPEATS + 3);
+    for (const l of all) expect(l).toMatch(RECORD_LINE);
+    expect(count(all.join('\n'), PROBLEMS.console)).toBe(1);
+  });
+
+  it('budget is per call: a 1 000-character answer keeps whole lines, most severe first', async () => {
+    const c = await agent('s4');
+    expect((await observe(c, { what: 'errors', from: 'start', budget: 1000 })).length).toBeLessThanOrEqual(1000);
+    const small = await observe(c, { what: 'errors', fold: false, budget: 1000 });
+    expect(small.length).toBeLessThanOrEqual(1000);
+    expect(small).not.toContain(PROBLEMS.console);
+    expect(small).toMatch(/^not shown: \d+ records over the 1000-char budget → observe\(\{what:"errors", fold:false, budget:1000, after:"[^"]+"\}\)$/m);
+    for (const l of small.split('\n').filter((x) => !/^(errors|not shown|more)/.test(x))) expect(l).toMatch(RECORD_LINE);
+    // the timeline of the whole busy page folds too
+    const tl = await observe(c, { what: 'timeline', from: 'start', limit: 500 });
+    figures.timeline_folded = tl.length;
+    expect(tl.length).toBeLessThanOrEqual(8000);
+    expect(tl).toMatch(/^timeline \(all buffered\): \d+ matched \(\d+ distinct\), showing \d+/);
+  });
+
+  it('after a checkpoint the header counts new signatures', async () => {
+    const c = await agent('s5');
+    await observe(c, { what: 'errors' });
+    const made = await c.callTool({ name: 'configure', arguments: { action: 'checkpoint', checkpoint_action: 'create', name: 'before-fix' } });
+    expect(made.isError).not.toBe(true);
+    const now = Date.now();
+    await send({
+      logs: [
+        ...[1, 2, 3].map((i) => ({ ts: now + i, level: 'error', type: 'exception', message: `${PROBLEMS.exception} for cart ${i} at ${new Date(now + i).toISOString()}`, stack: `TypeError: x\n    at CartSummary (http://127.0.0.1:3000/assets/cart.js:88:17)` })),
+        { ts: now + 5, level: 'error', type: 'console', message: 'Checkout button handler threw 2 times' },
+      ],
+    });
+    const after = await observe(c, { what: 'errors' });
+    expect(after.split('\n')[0]).toBe('errors (new since your last look): 4 matched (2 distinct), showing 2; 1 new signature since checkpoint "before-fix"');
+    expect(after).toContain('×3 ');
+  });
+
+  it('a page with more distinct errors than the fold map holds: the scan stops at the bound and the cursor continues', async () => {
+    const c = await agent('s6');
+    await observe(c, { what: 'errors' });
+    const word = (i: number) => i.toString(26).replace(/[0-9]/g, (d) => 'qrstuvwxyz'[Number(d)]!);
+    const now = Date.now();
+    for (let b = 0; b < 3; b++) await send({ logs: Array.from({ length: 700 }, (_, j) => ({ ts: now + b * 700 + j, level: 'error', type: 'console', message: `module ${word(b * 700 + j)} failed` })) });
+    const first = await observe(c, { what: 'errors', limit: 5 });
+    expect(first).toMatch(/^errors \(new since your last look\): 2000\+ matched \(2000 distinct\), showing 5/);
+    expect(first).toMatch(/^more: 2000 distinct signatures fill this answer; continue → observe\(\{what:"errors", limit:5, after:"[^"]+"\}\)$/m);
+    // the client's cursor moved only past what was counted: the next call gets the other 100
+    const second = await observe(c, { what: 'errors', limit: 5 });
+    expect(second).toMatch(/^errors \(new since your last look\): 100 matched \(100 distinct\), showing 5/);
+  });
+});
