@@ -58,7 +58,7 @@ export function createMcpServer(deps: McpDeps): McpServer {
 
   mcp.registerTool(
     'observe',
-    { description: 'What the browser did, new since you last looked. Start with what:"errors". See gasoline://guide.', inputSchema: ObserveInput },
+    { description: 'What the browser did, new since you last looked. Start with what:"summary". Repeats fold into one line ×count; answers fit budget chars, worst first; follow the after:"…" cursors they name for the rest. See gasoline://guide.', inputSchema: ObserveInput },
     (a) => guard(() => observe(ctx(), a)),
   );
   mcp.registerTool(

@@ -187,3 +187,29 @@ describe('the busy page scenario', () => {
     expect(second).toMatch(/^errors \(new since your last look\): 100 matched \(100 distinct\), showing 5/);
   });
 });
+
+describe('what the agent is told', () => {
+  it('the schemas point to summary, folding, budget and cursors in few characters; the guide has the depth', async () => {
+    const c = await agent('t1');
+    const tools = await c.listTools();
+    const all = JSON.stringify(tools.tools);
+    figures.tools_list_chars = all.length;
+    // 10 000 is the hard ceiling for every tool together; observe's share must leave room for interact
+    expect(all.length).toBeLessThan(5000);
+    const observeTool = tools.tools.find((t) => t.name === 'observe')!;
+    expect(observeTool.description).toContain('what:"summary"');
+    expect(observeTool.description).toMatch(/fold/i);
+    expect(observeTool.description).toContain('cursor');
+    expect(JSON.stringify(observeTool.inputSchema)).toContain('"budget"');
+    const guide = ((await c.readResource({ uri: 'gasoline://guide' })).contents[0] as { text: string }).text;
+    for (const topic of ['observe({what:"summary"})', 'fold:false', 'not shown:', 'after:"F~T~N"', 'most severe first']) expect(guide).toContain(topic);
+  });
+
+  it('analyze answers keep to a budget too', async () => {
+    const c = await agent('t2');
+    const r = await c.callTool({ name: 'analyze', arguments: { target: 'error_clusters', limit: 200, budget: 1000 } });
+    const text = (r.content as Array<{ text: string }>)[0]!.text;
+    expect(text.length).toBeLessThanOrEqual(1000);
+    expect(text).toMatch(/more lines over the 1000-char budget; narrow with url or limit$/);
+  });
+});
