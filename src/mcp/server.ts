@@ -12,7 +12,7 @@ import { VERSION } from '../version.js';
 import { GUIDE, INSTRUCTIONS } from './guide.js';
 import { analyze, AnalyzeInput } from './tools/analyze.js';
 import { configure, ConfigureInput } from './tools/configure.js';
-import type { ToolContext, ToolResult } from './tools/context.js';
+import type { PendingAlertSource, ToolContext, ToolResult } from './tools/context.js';
 import { observe, ObserveInput } from './tools/observe.js';
 
 export interface McpDeps {
@@ -23,6 +23,8 @@ export interface McpDeps {
   /** egress redaction of every text we return */
   redact?: (s: string) => string;
   mcpHealth?: () => Record<string, unknown>;
+  /** pending alerts for observe summary; absent until an alert source exists */
+  alerts?: PendingAlertSource;
 }
 
 export function createMcpServer(deps: McpDeps): McpServer {
@@ -45,6 +47,7 @@ export function createMcpServer(deps: McpDeps): McpServer {
     server: deps.server,
     client: clients.get(clientId),
     producers: () => deps.server?.ws.producers() ?? [],
+    ...(deps.alerts ? { alerts: deps.alerts } : {}),
     text,
     error,
   });

@@ -9,6 +9,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createMcpServer } from '../../src/mcp/server.js';
+import type { PendingAlert, PendingAlertSource } from '../../src/mcp/tools/context.js';
 import type { IngestServer } from '../../src/transport/server.js';
 import { busyPage, PROBLEMS, REPEATS, type Scenario } from '../helpers/busy-page.js';
 import { batch, Producer } from '../helpers/producer.js';
@@ -22,9 +23,9 @@ let scenario: Scenario;
 const stateDir = mkdtempSync('/tmp/gasoline-answers-');
 const figures: Record<string, number> = {};
 
-async function agent(clientId: string): Promise<Client> {
+async function agent(clientId: string, alerts?: PendingAlertSource): Promise<Client> {
   const config = loadConfig({ env: {}, flags: { state_dir: stateDir, port: server.port } });
-  const mcp = createMcpServer({ config, server, clientId });
+  const mcp = createMcpServer({ config, server, clientId, ...(alerts ? { alerts } : {}) });
   const [a, b] = InMemoryTransport.createLinkedPair();
   await mcp.connect(a);
   const client = new Client({ name: clientId, version: '1' });
@@ -109,6 +110,7 @@ describe('the busy page scenario', () => {
     expect(detail).toContain(`×${REPEATS} `);
     // summary reads on its own cursors: nothing new the second time, and the lists still hold everything
     const again = await observe(c, { what: 'summary' });
+    figures.summary_again = again.length;
     expect(again).toContain('summary (since your last summary): 0 new records');
     expect(again).toContain('errors: none');
     expect(again.length).toBeLessThan(1000);
@@ -132,6 +134,7 @@ describe('the busy page scenario', () => {
     for (let i = 0; i < 5 && cursor; i++) {
       const next = await observe(c, { what: 'errors', fold: false, limit: 500, after: cursor });
       expect(next.length).toBeLessThanOrEqual(8000);
+      figures.errors_unfolded_all_pages = (figures.errors_unfolded_all_pages ?? page1.length) + next.length;
       all = all.concat(lines(next));
       cursor = /^not shown: .*after:"([^"]+)"/m.exec(next)?.[1] ?? '';
     }
@@ -185,6 +188,19 @@ describe('the busy page scenario', () => {
     // the client's cursor moved only past what was counted: the next call gets the other 100
     const second = await observe(c, { what: 'errors', limit: 5 });
     expect(second).toMatch(/^errors \(new since your last look\): 100 matched \(100 distinct\), showing 5/);
+  });
+});
+
+describe('summary and pending alerts', () => {
+  it('without an alert source the summary has no alerts line; with one it lists them, worst given first, without draining', async () => {
+    expect(await observe(await agent('u1'), { what: 'summary' })).not.toContain('alerts');
+    const pending: PendingAlert[] = Array.from({ length: 12 }, (_, i) => ({ severity: i === 0 ? 'error' : 'warning', title: `error rate spike ${i}`, next: 'observe({what:"errors"})' }));
+    const source: PendingAlertSource = { peek: (n) => pending.slice(0, n), size: () => pending.length };
+    const s = await observe(await agent('u2', source), { what: 'summary' });
+    expect(s).toContain('pending alerts: 12');
+    expect(s).toContain('  [error] error rate spike 0 → observe({what:"errors"})');
+    expect(s).not.toContain('error rate spike 10');
+    expect(pending).toHaveLength(12);
   });
 });
 

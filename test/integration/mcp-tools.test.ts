@@ -112,6 +112,8 @@ describe('observe', () => {
     expect((await call(c, 'observe', { what: 'logs', from: 'start', tab_id: 99 })).text).toContain(' 0 matched');
     const bad = await call(c, 'observe', { what: 'logs', after: 'zz.zz.zz' });
     expect(bad.isError).toBe(true);
+    expect(bad.text).toMatch(/^bad_cursor: after: "zz.zz.zz" is not a cursor of observe\(\{what:"logs"\}\)/);
+    expect((await call(c, 'observe', { what: 'logs', before: '1~0~0' })).text).toMatch(/^bad_cursor: before:/);
   });
 
   it('network with method and status range; network_bodies; actions', async () => {

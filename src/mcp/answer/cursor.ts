@@ -5,6 +5,8 @@
  *                      in fill order (what did not fit the budget or the limit)
  * Ordinals are base 36 to keep them short; every part is validated before use.
  */
+import type { ErrorCode } from '../../errors.js';
+
 export type Cursor = { at: number[] } | { from: number[]; to: number[]; skip: number };
 
 const ords = (s: string, n: number): number[] | null => {
@@ -29,3 +31,10 @@ export function decodeCursor(s: string, n: number): Cursor | null {
 export const encodeAt = (at: number[]): string => at.map((o) => o.toString(36)).join('.');
 
 export const encodeRest = (from: number[], to: number[], skip: number): string => `${encodeAt(from)}~${encodeAt(to)}~${skip.toString(36)}`;
+
+const BAD_CURSOR: ErrorCode = 'bad_cursor';
+
+/** The isError text for a cursor we did not hand out: the stable code first, then what to do. */
+export function badCursor(param: 'after' | 'before', value: string, what: string): string {
+  return `${BAD_CURSOR}: ${param}: ${JSON.stringify(value)} is not a cursor of observe({what:"${what}"}); use the cursor from that result${param === 'after' ? ', or from:"start"' : ''}`;
+}

@@ -8,14 +8,14 @@ import type { StoreReader } from '../../shm/index.js';
 import { scan, type ScanResult, type ScanSpec } from '../query.js';
 
 export const SLICE_MS = 2;
-/** wall-clock bound for a whole call, however many slices it took */
-const DEADLINE_MS = 250;
+/** wall-clock bound for a whole call, however many slices it took: past it, the answer says "scan paused" and gives the cursor */
+export const DEADLINE_MS = 250;
 
 const yieldToLoop = (): Promise<void> => new Promise((r) => setImmediate(r));
 
-export async function scanSliced(reader: StoreReader, spec: ScanSpec & { sink: NonNullable<ScanSpec['sink']> }): Promise<ScanResult> {
+export async function scanSliced(reader: StoreReader, spec: ScanSpec & { sink: NonNullable<ScanSpec['sink']> }, deadlineMs = DEADLINE_MS): Promise<ScanResult> {
   const total: ScanResult = { hits: [], matched: 0, hidden: 0, scanned: 0, missed: 0, next: spec.from, atEnd: false, stopped: false };
-  const deadline = performance.now() + DEADLINE_MS;
+  const deadline = performance.now() + deadlineMs;
   for (;;) {
     const r = scan(reader, { ...spec, from: total.next, maxScan: spec.maxScan - total.scanned, budgetMs: SLICE_MS });
     total.matched += r.matched;

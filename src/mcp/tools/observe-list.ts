@@ -7,7 +7,7 @@
 import { kindId, type Kind } from '../../domain/kinds.js';
 import { bySeverityThenNewest, Folder, type Group } from '../answer/fold.js';
 import { DEFAULT_BUDGET, fill } from '../answer/budget.js';
-import { decodeCursor, encodeAt, encodeRest } from '../answer/cursor.js';
+import { badCursor, decodeCursor, encodeAt, encodeRest } from '../answer/cursor.js';
 import { errorKeysBefore, latestCheckpoint } from '../answer/checkpoint-keys.js';
 import { scanSliced } from '../answer/sliced-scan.js';
 import { clock, line } from '../format.js';
@@ -41,7 +41,7 @@ export async function list(ctx: ToolContext, a: ListArgs, kinds: Kind[]): Promis
   const reader = ctx.reader();
   if (typeof reader === 'string') return `ERROR ${reader}`;
   const cursor = a.after !== undefined ? decodeCursor(a.after, kinds.length) : null;
-  if (a.after !== undefined && !cursor) return `ERROR after: "${a.after}" is not a cursor of observe({what:"${a.what}"}); use the cursor from that result, or from:"start"`;
+  if (a.after !== undefined && !cursor) return `ERROR ${badCursor('after', a.after, a.what)}`;
   const ids = kinds.map(kindId);
   const start = cursor ? ('at' in cursor ? cursor.at : cursor.from) : a.from === 'start' ? ids.map((k) => reader.tailOrd(k)) : ids.map((k) => ctx.client.cursors[k]!);
   const to = cursor && 'to' in cursor ? cursor.to : undefined;

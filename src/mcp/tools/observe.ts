@@ -8,7 +8,8 @@ import { kindId, type Kind } from '../../domain/kinds.js';
 import { errorSignature } from '../../domain/query/signature.js';
 import { rate, METRICS, type Metric } from '../../domain/query/vitals.js';
 import { DEFAULT_BUDGET, fill, fitLines } from '../answer/budget.js';
-import { decodeCursor, encodeAt } from '../answer/cursor.js';
+import { badCursor, decodeCursor, encodeAt } from '../answer/cursor.js';
+import { oneAtATime } from '../answer/per-client.js';
 import { line } from '../format.js';
 import { scan, type Hit, type Rec } from '../query.js';
 import type { ToolContext, ToolResult } from './context.js';
@@ -61,7 +62,7 @@ export async function observe(ctx: ToolContext, a: Args): Promise<ToolResult> {
   const answer = (out: string, hint: string): ToolResult => (out.startsWith('ERROR ') ? ctx.error(out.slice(6)) : ctx.text(fitLines(out, budget, hint)));
   switch (a.what) {
     case 'summary':
-      return answer(await summary(ctx), 'ask per kind with the calls named above');
+      return answer(await oneAtATime(ctx.client, () => summary(ctx)), 'ask per kind with the calls named above');
     case 'websocket_status':
       return answer(websocketStatus(ctx, a), 'filter with tab_id');
     case 'performance':
@@ -69,10 +70,10 @@ export async function observe(ctx: ToolContext, a: Args): Promise<ToolResult> {
     case 'page':
       return answer(page(ctx), '');
     case 'error_bundles':
-      return answer(errorBundles(ctx, a), 'lower limit or window_s');
+      return answer(await oneAtATime(ctx.client, async () => errorBundles(ctx, a)), 'lower limit or window_s');
     default: {
       const kinds = KIND_OF[a.what]!;
-      const out = a.before !== undefined ? listBefore(ctx, a, kinds) : await list(ctx, a, kinds);
+      const out = a.before !== undefined ? listBefore(ctx, a, kinds) : await oneAtATime(ctx.client, () => list(ctx, a, kinds));
       return answer(out, 'page with the cursor');
     }
   }
@@ -82,7 +83,7 @@ export async function observe(ctx: ToolContext, a: Args): Promise<ToolResult> {
 function listBefore(ctx: ToolContext, a: Args, kinds: Kind[]): string {
   const reader = ctx.reader() as Exclude<ReturnType<ToolContext['reader']>, string>;
   const c = decodeCursor(a.before!, kinds.length);
-  if (!c) return `ERROR before: "${a.before}" is not a cursor of observe({what:"${a.what}"}); use a cursor from that result`;
+  if (!c) return `ERROR ${badCursor('before', a.before!, a.what)}`;
   // a cursor over an answered range pages back from that range's end
   const end = 'at' in c ? c.at : c.to;
   const limit = a.limit ?? 50;
@@ -189,7 +190,7 @@ function startOrds(ctx: ToolContext, a: Args, kinds: Kind[]): number[] | string 
   const reader = ctx.reader() as Exclude<ReturnType<ToolContext['reader']>, string>;
   if (a.after) {
     const c = decodeCursor(a.after, kinds.length);
-    if (!c || !('at' in c)) return `after: "${a.after}" is not a cursor of observe({what:"${a.what}"}); use the cursor from that result, or from:"start"`;
+    if (!c || !('at' in c)) return badCursor('after', a.after, a.what);
     return c.at;
   }
   if (a.from === 'start') return kinds.map((k) => reader.tailOrd(kindId(k)));
