@@ -37,7 +37,7 @@ mix. \`fold:false\` lists every record on its own line.
   observe({... after:"F~T~N"})\`. That cursor replays the same range and skips what you saw; keep the
   same filters (the suggested call has them).
 - \`more: … continue → observe({... after:"CURSOR"})\` appears when one call could not read
-  everything (20 000 records, or 2 000 distinct signatures per call): continue with it.
+  everything (20 000 records or 500 distinct signatures per call): continue with it.
 - By default you get what YOU have not read yet (from:"new"); from:"start" shows everything still
   buffered; before:"CURSOR" pages back one by one. Evicted records are counted in the header.
 - Results are one line per record or group; page text is JSON-quoted. Times are the browser's, UTC.

@@ -9,7 +9,7 @@ import { foldKey } from '../../domain/query/fold-key.js';
 import type { StoreReader } from '../../shm/index.js';
 import { ERROR_BYTES, isError } from '../tools/observe-filter.js';
 import { MAX_GROUPS } from './fold.js';
-import { scanSliced } from './sliced-scan.js';
+import { ScanBudget, scanSliced } from './sliced-scan.js';
 
 const MAX_SCAN = 20_000;
 const cache = new WeakMap<Checkpoint, Promise<Set<string>>>();
@@ -42,7 +42,7 @@ async function compute(reader: StoreReader, cp: Checkpoint): Promise<Set<string>
       keys.add(foldKey(h.kind, h.rec));
       return true;
     },
-  });
+  }, new ScanBudget());
   return keys;
 }
 

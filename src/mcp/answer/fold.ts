@@ -6,7 +6,11 @@
 import { foldKey, severity, type Severity } from '../../domain/query/fold-key.js';
 import type { Hit } from '../query.js';
 
-export const MAX_GROUPS = 2000;
+/**
+ * Distinct lines per call. An 8 000-character answer shows ~40 of them; beyond a few hundred an
+ * agent learns nothing more from one call, and each new signature costs a normalization (~3 µs).
+ */
+export const MAX_GROUPS = 500;
 
 export interface Group {
   key: string;

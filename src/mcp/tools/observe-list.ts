@@ -9,7 +9,7 @@ import { bySeverityThenNewest, Folder, type Group } from '../answer/fold.js';
 import { DEFAULT_BUDGET, fill } from '../answer/budget.js';
 import { badCursor, decodeCursor, encodeAt, encodeRest } from '../answer/cursor.js';
 import { errorKeysBefore, latestCheckpoint } from '../answer/checkpoint-keys.js';
-import { scanSliced } from '../answer/sliced-scan.js';
+import { ScanBudget, scanSliced } from '../answer/sliced-scan.js';
 import { clock, line } from '../format.js';
 import type { Rec, ScanResult } from '../query.js';
 import type { ToolContext } from './context.js';
@@ -51,6 +51,7 @@ export async function list(ctx: ToolContext, a: ListArgs, kinds: Kind[]): Promis
   const match = matcher(a);
   const hide = NOISE_WHATS.has(a.what) ? (r: Rec) => ctx.client.noisy(r) !== undefined : undefined;
   const folder = new Folder(a.fold !== false);
+  const work = new ScanBudget();
   const results: ScanResult[] = [];
   for (let i = 0; i < ids.length; i++) {
     results.push(
@@ -65,7 +66,7 @@ export async function list(ctx: ToolContext, a: ListArgs, kinds: Kind[]): Promis
         ...(hide ? { hide } : {}),
         tab: a.tab_id,
         sink: (h) => folder.add(h),
-      }),
+      }, work),
     );
   }
   const next = results.map((r) => r.next);

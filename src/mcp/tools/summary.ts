@@ -9,7 +9,7 @@ import { errorSignature, pathTemplate } from '../../domain/query/signature.js';
 import { baselineOf, regressions, type Metric } from '../../domain/query/vitals.js';
 import type { StoreReader } from '../../shm/index.js';
 import { Folder, type Group } from '../answer/fold.js';
-import { scanSliced } from '../answer/sliced-scan.js';
+import { ScanBudget, scanSliced } from '../answer/sliced-scan.js';
 import { clock } from '../format.js';
 import type { Hit, Rec } from '../query.js';
 import type { ToolContext } from './context.js';
@@ -31,11 +31,12 @@ export async function summary(ctx: ToolContext): Promise<string> {
   const news = KINDS.map((_k, id) => latest[id]! - Math.max(from[id]!, reader.tailOrd(id)));
   const evicted = KINDS.reduce((n, _k, id) => n + Math.max(0, reader.tailOrd(id) - from[id]!), 0);
   const next = [...latest];
+  const work = new ScanBudget();
 
-  const errors = await folded(reader, 'logs', from, next, { anyOf: ERROR_BYTES, match: isError, hide: (r) => ctx.client.noisy(r) !== undefined });
-  const failing = await folded(reader, 'network', from, next, { anyOf: FAILED_BYTES, match: (r) => Number(r.status) >= 400 || Number(r.status) === 0 || r.error !== undefined });
-  const ws = await wsTrouble(reader, from, next);
-  const perf = await perfRegressions(reader, from[kindId('perf')]!);
+  const errors = await folded(reader, work, 'logs', from, next, { anyOf: ERROR_BYTES, match: isError, hide: (r) => ctx.client.noisy(r) !== undefined });
+  const failing = await folded(reader, work, 'network', from, next, { anyOf: FAILED_BYTES, match: (r) => Number(r.status) >= 400 || Number(r.status) === 0 || r.error !== undefined });
+  const ws = await wsTrouble(reader, work, from, next);
+  const perf = await perfRegressions(reader, work, from[kindId('perf')]!);
   KINDS.forEach((_k, id) => (from[id] = next[id]!));
 
   const out: string[] = [];
@@ -51,12 +52,12 @@ export async function summary(ctx: ToolContext): Promise<string> {
     const r = g.example.rec;
     return `  ×${g.count} ${String(r.method ?? 'GET')} ${pathTemplate(String(r.url ?? ''))} → ${String(r.status ?? 'failed')} last ${clock(g.lastTime)} → observe({what:"network", url:${JSON.stringify(cut(pathOf(String(r.url ?? '')), 120))}, status_min:400})`;
   });
-  const wsRows = [...ws.values()].sort((x, y) => Number(y.bad) - Number(x.bad) || y.last - x.last);
+  const wsRows = [...ws.conns.values()].sort((x, y) => Number(y.bad) - Number(x.bad) || y.last - x.last);
   out.push(wsRows.length ? `websocket errors/closes: ${wsRows.length} connections` : 'websocket errors/closes: none');
   for (const c of wsRows.slice(0, ROWS)) out.push(`  ${JSON.stringify(cut(c.id, 60))} ${c.what.join(' ')}${c.url ? ` ${cut(c.url, 120)}` : ''} → observe({what:"websocket_events", connection_id:${JSON.stringify(cut(c.id, 60))}})`);
   out.push(perf.length ? `performance regressions: ${perf.length} URLs → analyze({target:"performance"})` : 'performance regressions: none new');
   for (const p of perf.slice(0, ROWS)) out.push(`  ${p}`);
-  const partial = errors.partial || failing.partial;
+  const partial = errors.partial || failing.partial || ws.partial;
   if (partial) out.push('scan paused on a very busy buffer: call summary again for the rest');
   return out.join('\n');
 }
@@ -108,10 +109,10 @@ interface FoldSpec {
   hide?: (r: Rec) => boolean;
 }
 
-async function folded(reader: StoreReader, kind: Kind, from: number[], next: number[], spec: FoldSpec): Promise<{ folder: Folder; hidden: number; partial: boolean }> {
+async function folded(reader: StoreReader, work: ScanBudget, kind: Kind, from: number[], next: number[], spec: FoldSpec): Promise<{ folder: Folder; hidden: number; partial: boolean }> {
   const k = kindId(kind);
   const folder = new Folder(true);
-  const r = await scanSliced(reader, { kind: k, from: from[k]!, limit: 0, maxScan: MAX_SCAN, ...spec, sink: (h) => folder.add(h) });
+  const r = await scanSliced(reader, { kind: k, from: from[k]!, limit: 0, maxScan: MAX_SCAN, ...spec, sink: (h) => folder.add(h) }, work);
   next[k] = r.next;
   return { folder, hidden: r.hidden, partial: !r.atEnd || r.stopped === true };
 }
@@ -124,7 +125,7 @@ interface WsConn {
   last: number;
 }
 
-async function wsTrouble(reader: StoreReader, from: number[], next: number[]): Promise<Map<string, WsConn>> {
+async function wsTrouble(reader: StoreReader, work: ScanBudget, from: number[], next: number[]): Promise<{ conns: Map<string, WsConn>; partial: boolean }> {
   const k = kindId('ws_events');
   const conns = new Map<string, WsConn>();
   const r = await scanSliced(reader, {
@@ -148,13 +149,13 @@ async function wsTrouble(reader: StoreReader, from: number[], next: number[]): P
       if (c.what.length < 5) c.what.push(h.rec.event === 'error' ? 'error' : `close(${String(h.rec.code ?? '')})${bad ? '' : ' normal'}`);
       return true;
     },
-  });
+  }, work);
   next[k] = r.next;
-  return conns;
+  return { conns, partial: !r.atEnd || r.stopped === true };
 }
 
 /** Per URL with a load since the last summary: the newest load against the median of the earlier ones. */
-async function perfRegressions(reader: StoreReader, since: number): Promise<string[]> {
+async function perfRegressions(reader: StoreReader, work: ScanBudget, since: number): Promise<string[]> {
   const k = kindId('perf');
   if (reader.latestOrd(k) <= Math.max(since, reader.tailOrd(k))) return [];
   const by = new Map<string, Array<{ ord: number; timing: Partial<Record<Metric, number | null>> }>>();
@@ -173,7 +174,7 @@ async function perfRegressions(reader: StoreReader, since: number): Promise<stri
       arr.push({ ord: h.ord, timing: (h.rec.timing ?? {}) as Partial<Record<Metric, number | null>> });
       return true;
     },
-  });
+  }, work);
   const out: string[] = [];
   for (const [url, snaps] of by) {
     const last = snaps[snaps.length - 1]!;

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { allocateStore, StoreReader, StoreWriter } from '../../../src/shm/index.js';
 import { Folder } from '../../../src/mcp/answer/fold.js';
-import { scanSliced, SLICE_MS } from '../../../src/mcp/answer/sliced-scan.js';
+import { ScanBudget, scanSliced, SLICE_MS } from '../../../src/mcp/answer/sliced-scan.js';
 
 const N = 20_000;
 
@@ -33,7 +33,7 @@ describe('scanSliced', () => {
     let done = false;
     setImmediate(beat);
     // no wall-clock cut here: on a loaded machine 250 ms may pass, and that path is tested below
-    const r = await scanSliced(reader, { kind: 0, from: 0, limit: 0, maxScan: N, sink: (h) => folder.add(h) }, 60_000);
+    const r = await scanSliced(reader, { kind: 0, from: 0, limit: 0, maxScan: N, sink: (h) => folder.add(h) }, new ScanBudget(60_000));
     done = true;
     expect(r.atEnd).toBe(true);
     expect(r.next).toBe(N);
@@ -46,12 +46,14 @@ describe('scanSliced', () => {
 
   it('past its wall-clock deadline it stops between slices and says where to continue', async () => {
     const reader = store(N, (i) => `order ${i} failed`);
-    const folder = new Folder(true);
-    const r = await scanSliced(reader, { kind: 0, from: 0, limit: 0, maxScan: N, sink: (h) => folder.add(h) }, 0);
-    expect(r.atEnd).toBe(false);
-    expect(r.next).toBe(folder.records);
-    expect(r.next).toBeGreaterThan(0);
-    expect(r.next).toBeLessThan(N);
+    for (const budget of [new ScanBudget(0)]) {
+      const folder = new Folder(true);
+      const r = await scanSliced(reader, { kind: 0, from: 0, limit: 0, maxScan: N, sink: (h) => folder.add(h) }, budget);
+      expect(r.atEnd).toBe(false);
+      expect(r.next).toBe(folder.records);
+      expect(r.next).toBeGreaterThan(0);
+      expect(r.next).toBeLessThan(N);
+    }
   });
 
   it('stops at the first record the fold map refuses; the cursor resumes there', async () => {
