@@ -156,7 +156,7 @@ describe('the busy page scenario', () => {
     const tl = await observe(c, { what: 'timeline', from: 'start', limit: 500 });
     figures.timeline_folded = tl.length;
     expect(tl.length).toBeLessThanOrEqual(8000);
-    expect(tl).toMatch(/^timeline \(all buffered\): \d+ matched \(\d+ distinct\), showing \d+/);
+    expect(tl).toMatch(/^timeline \(all buffered\): \d+\+? matched \(\d+ distinct\), showing \d+/);
   });
 
   it('after a checkpoint the header counts new signatures', async () => {

@@ -14,7 +14,7 @@ import { scan, type ScanResult, type ScanSpec } from '../query.js';
 
 export const SLICE_MS = 2;
 /** wall-clock bound for a whole call, however many slices and kinds it took */
-export const DEADLINE_MS = 250;
+export const DEADLINE_MS = 100;
 
 /** One per call, shared by the scans of every kind it reads. */
 export class ScanBudget {
