@@ -204,6 +204,39 @@ describe('summary and pending alerts', () => {
   });
 });
 
+describe('summary: performance and the extension', () => {
+  it('names a new regression against the median of earlier loads, and says when the extension is connected', async () => {
+    const c = await agent('v1');
+    const url = 'http://127.0.0.1:3000/checkout';
+    const load = (ts: number, lcp: number) => ({ ts, url, timing: { ttfb: 100, fcp: 800, lcp, cls: 0.01, load: 1500 } });
+    const t = Date.now();
+    await send({ perf: [load(t - 3000, 1200), load(t - 2000, 1250), load(t - 1000, 1300)] });
+    expect(await observe(c, { what: 'summary' })).toContain('performance regressions: none new');
+    const ext = await Producer.connect(server.port);
+    await ext.hello('ext-session', { client: 'extension', version: '9.9.9' });
+    await send({ perf: [load(t, 2900)] });
+    const s = await observe(c, { what: 'summary' });
+    expect(s).toContain('performance regressions: 1 URLs → analyze({target:"performance"})');
+    expect(s).toContain(`  ${url}: lcp 1250ms→2900ms (+132%) → analyze({target:"performance", url:"${url}"})`);
+    expect(s).toMatch(/; extension 9\.9\.9 connected since \d{4}-/);
+    ext.close();
+  });
+});
+
+describe('error_bundles under a budget', () => {
+  it('shows whole bundles only and resumes at the first one left out', async () => {
+    const c = await agent('w1');
+    const b = await observe(c, { what: 'error_bundles', from: 'start', limit: 20, budget: 1500 });
+    expect(b.length).toBeLessThanOrEqual(1500);
+    const shown = Number(/(\d+) shown/.exec(b)![1]);
+    expect(b.split('\n').filter((l) => l.startsWith('■'))).toHaveLength(shown);
+    const cursor = /after:"([^"]+)"/.exec(b)![1]!;
+    const next = await observe(c, { what: 'error_bundles', after: cursor, limit: 1, budget: 1500 });
+    const firstNext = next.split('\n').find((l) => l.startsWith('■'))!;
+    expect(b).not.toContain(firstNext);
+  });
+});
+
 describe('what the agent is told', () => {
   it('the schemas point to summary, folding, budget and cursors in few characters; the guide has the depth', async () => {
     const c = await agent('t1');

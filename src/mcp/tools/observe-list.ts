@@ -81,28 +81,30 @@ export async function list(ctx: ToolContext, a: ListArgs, kinds: Kind[]): Promis
   const restLine = (n: number, records: number, shown: number): string =>
     `not shown: ${n} ${folder.fold ? 'lines' : 'records'}${folder.fold ? ` (${records} records)` : ''} over the ${shown >= limit ? `limit ${limit}` : `${budget}-char budget`} → ${callWith(a, encodeRest(rangeFrom, rangeTo, skip + shown))}`;
   const moreLine = complete ? '' : `more: ${results.some((r) => r.stopped) ? `${folder.size} distinct signatures fill this answer` : 'scan paused'}; continue → ${callWith(a, encodeAt(next))}`;
-  const worst = header.length + restLine(folder.records, folder.records, 0).length + moreLine.length + 3;
+  // +8: the limit wording and a longer skip count in the rest cursor
+  const worst = header(ordered.length).length + restLine(folder.records, folder.records, 0).length + moreLine.length + 3 + 8;
   const { shown, omitted } = fill(ordered, budget - worst, limit, renderGroup);
   shown.sort((x, y) => x.item.lastSeq - y.item.lastSeq);
-  const out = [header.replace('{shown}', String(shown.length))];
+  const out = [header(shown.length)];
   if (omitted.length) out.push(restLine(omitted.length, omitted.reduce((n, g) => n + g.count, 0), shown.length));
   if (moreLine) out.push(moreLine);
   for (const s of shown) out.push(s.text);
   return out.join('\n');
 }
 
-async function headerOf(ctx: ToolContext, a: ListArgs, folder: Folder, results: ScanResult[], paged: boolean): Promise<string> {
+/** The first line, given how many lines end up shown. */
+async function headerOf(ctx: ToolContext, a: ListArgs, folder: Folder, results: ScanResult[], paged: boolean): Promise<(shown: number) => string> {
   const scope = paged ? 'after cursor' : a.from === 'start' ? 'all buffered' : 'new since your last look';
   const hidden = results.reduce((n, r) => n + r.hidden, 0);
   const missed = results.reduce((n, r) => n + r.missed, 0);
   const complete = results.every((r) => r.atEnd && !r.stopped);
   const n = `${folder.records}${complete ? '' : '+'}`;
-  const head = [`${a.what} (${scope}): ${n} matched${folder.records && folder.fold ? ` (${folder.size} distinct)` : ''}${folder.records ? ', showing {shown}' : ''}`];
-  if (hidden) head.push(`${hidden} hidden by noise rules`);
-  if (missed) head.push(`${missed} evicted before you read them`);
+  const rest: string[] = [];
+  if (hidden) rest.push(`${hidden} hidden by noise rules`);
+  if (missed) rest.push(`${missed} evicted before you read them`);
   const fresh = a.what === 'errors' && folder.fold && folder.size ? await newSinceCheckpoint(ctx, folder) : '';
-  if (fresh) head.push(fresh);
-  return head.join('; ');
+  if (fresh) rest.push(fresh);
+  return (shown) => [`${a.what} (${scope}): ${n} matched${folder.records && folder.fold ? ` (${folder.size} distinct)` : ''}${folder.records ? `, showing ${shown}` : ''}`, ...rest].join('; ');
 }
 
 async function newSinceCheckpoint(ctx: ToolContext, folder: Folder): Promise<string> {

@@ -205,11 +205,12 @@ function errorBundles(ctx: ToolContext, a: Args): string {
   const k = kindId('logs');
   const limit = Math.min(a.limit ?? 5, 20);
   const r = scan(reader, { kind: k, from: start[0]!, limit, maxScan: MAX_SCAN, ...prefilter({ ...a, what: 'errors' }), match: matcher({ ...a, what: 'errors' }), hide: (rec) => ctx.client.noisy(rec) !== undefined, tab: a.tab_id });
-  if (!a.after && a.from !== 'start') ctx.client.cursors[k] = r.next;
-  if (!r.hits.length) return `error_bundles: no errors${a.from === 'start' ? ' buffered' : ' since your last look'}`;
-  const out: string[] = [`error_bundles: ${r.matched}${r.atEnd ? '' : '+'} errors, ${r.hits.length} shown, each with the ${a.window_s ?? 5}s before it${r.atEnd && r.hits.length >= r.matched ? '' : `\nmore: observe({what:"error_bundles", after:"${encodeAt([r.next])}"})`}`];
-  for (const e of r.hits) {
-    out.push(`■ ${line(e)}  sig=${JSON.stringify(errorSignature(e.rec))}`);
+  if (!r.hits.length) {
+    if (!a.after && a.from !== 'start') ctx.client.cursors[k] = r.next;
+    return `error_bundles: no errors${a.from === 'start' ? ' buffered' : ' since your last look'}`;
+  }
+  const bundle = (e: Hit): string => {
+    const out = [`■ ${line(e)}  sig=${JSON.stringify(errorSignature(e.rec))}`];
     for (const kind of ['actions', 'network', 'logs'] as Kind[]) {
       const kk = kindId(kind);
       // context lies just before the error; look back a bounded distance from its position
@@ -223,6 +224,13 @@ function errorBundles(ctx: ToolContext, a: Args): string {
       }).hits;
       for (const h of ctxHits.slice(-8)) out.push(`  ${line(h)}`);
     }
-  }
-  return out.join('\n');
+    return out.join('\n');
+  };
+  // whole bundles within the budget; the cursor resumes at the first bundle left out, so none is skipped
+  const { shown, omitted } = fill(r.hits, (a.budget ?? DEFAULT_BUDGET) - 300, limit, bundle);
+  const next = omitted.length ? omitted[0]!.ord : r.next;
+  if (!a.after && a.from !== 'start') ctx.client.cursors[k] = next;
+  const complete = r.atEnd && !omitted.length && r.hits.length >= r.matched;
+  const head = `error_bundles: ${r.matched}${r.atEnd ? '' : '+'} errors, ${shown.length} shown, each with the ${a.window_s ?? 5}s before it${complete ? '' : `\nmore: observe({what:"error_bundles", after:"${encodeAt([next])}"})`}`;
+  return [head, ...shown.map((b) => b.text)].join('\n');
 }
