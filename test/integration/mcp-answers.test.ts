@@ -237,6 +237,22 @@ describe('error_bundles under a budget', () => {
   });
 });
 
+describe('budget after egress redaction', () => {
+  it('a run-time rule whose replacement is longer than what it hides still leaves the answer within budget', async () => {
+    const c = await agent('x1');
+    const cfg = (args: Record<string, unknown>) => c.callTool({ name: 'configure', arguments: { action: 'redaction', ...args } });
+    expect((await cfg({ redaction_action: 'add', name: 'issue8_cart', pattern: 'cart \\d+', replacement: `[${'R'.repeat(90)}]` })).isError).not.toBe(true);
+    try {
+      const r = await observe(c, { what: 'errors', from: 'start', fold: false, budget: 2000 });
+      expect(r).toContain('R'.repeat(90));
+      expect(r).not.toMatch(/cart \d+/);
+      expect(r.length).toBeLessThanOrEqual(2000);
+    } finally {
+      await cfg({ redaction_action: 'remove', name: 'issue8_cart' });
+    }
+  });
+});
+
 describe('what the agent is told', () => {
   it('the schemas point to summary, folding, budget and cursors in few characters; the guide has the depth', async () => {
     const c = await agent('t1');

@@ -6,7 +6,8 @@ import { z } from 'zod';
 import { kindId } from '../../domain/kinds.js';
 import { errorSignature, pathTemplate } from '../../domain/query/signature.js';
 import { baselineOf, regressions, type Metric } from '../../domain/query/vitals.js';
-import { DEFAULT_BUDGET, fitLines } from '../answer/budget.js';
+import { DEFAULT_BUDGET } from '../answer/budget.js';
+import { budgeted } from '../answer/egress.js';
 import { clock } from '../format.js';
 import { scan, type Hit } from '../query.js';
 import { perfByUrl } from './observe.js';
@@ -29,7 +30,7 @@ const MAX_SCAN = 50_000;
 export function analyze(ctx: ToolContext, a: Args): ToolResult {
   const reader = ctx.reader();
   if (typeof reader === 'string') return ctx.error(reader);
-  const text = (s: string): ToolResult => ctx.text(fitLines(s, a.budget ?? DEFAULT_BUDGET, 'narrow with url or limit'));
+  const text = (s: string): ToolResult => budgeted(ctx, s, a.budget ?? DEFAULT_BUDGET, 'narrow with url or limit');
   switch (a.target) {
     case 'performance':
       return text(perf(ctx, a));

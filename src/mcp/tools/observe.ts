@@ -7,8 +7,9 @@ import { z } from 'zod';
 import { kindId, type Kind } from '../../domain/kinds.js';
 import { errorSignature } from '../../domain/query/signature.js';
 import { rate, METRICS, type Metric } from '../../domain/query/vitals.js';
-import { DEFAULT_BUDGET, fill, fitLines } from '../answer/budget.js';
+import { DEFAULT_BUDGET, fill } from '../answer/budget.js';
 import { badCursor, decodeCursor, encodeAt } from '../answer/cursor.js';
+import { budgeted } from '../answer/egress.js';
 import { oneAtATime } from '../answer/per-client.js';
 import { line } from '../format.js';
 import { scan, type Hit, type Rec } from '../query.js';
@@ -59,7 +60,7 @@ export async function observe(ctx: ToolContext, a: Args): Promise<ToolResult> {
   const reader = ctx.reader();
   if (typeof reader === 'string') return ctx.error(reader);
   const budget = a.budget ?? DEFAULT_BUDGET;
-  const answer = (out: string, hint: string): ToolResult => (out.startsWith('ERROR ') ? ctx.error(out.slice(6)) : ctx.text(fitLines(out, budget, hint)));
+  const answer = (out: string, hint: string): ToolResult => (out.startsWith('ERROR ') ? ctx.error(out.slice(6)) : budgeted(ctx, out, budget, hint));
   switch (a.what) {
     case 'summary':
       return answer(await oneAtATime(ctx.client, () => summary(ctx)), 'ask per kind with the calls named above');
