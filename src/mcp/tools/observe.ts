@@ -1,7 +1,9 @@
 /**
  * observe: what the browser did. Reads the rings through the caller's cursors ("new" = what
  * this client has not read yet), filters, and answers in compact lines with a header that says
- * what matched, what is shown, what was evicted, and the cursor to continue.
+ * what matched, what is shown, what was evicted, and the cursor to continue. Lists fold and fill
+ * their budget in observe-list.ts; the cross-kind overview is summary.ts. Every answer, whatever
+ * its kind, leaves through `budgeted` so it fits the caller's character budget after redaction.
  */
 import { z } from 'zod';
 import { kindId, type Kind } from '../../domain/kinds.js';

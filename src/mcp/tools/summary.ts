@@ -21,7 +21,10 @@ const ROWS = 10;
 const FAILED_BYTES = ['"status":4', '"status":5', '"status":0', '"error":'].map((s) => Buffer.from(s));
 const WS_BYTES = [Buffer.from('"event":"error"'), Buffer.from('"event":"close"')];
 
+/** for display: says it was cut */
 const cut = (s: string, n: number): string => (s.length > n ? `${s.slice(0, n)}…` : s);
+/** for a filter in a suggested call: a prefix still matches a substring filter, an ellipsis would not */
+const arg = (s: string, n: number): string => JSON.stringify(s.slice(0, n));
 const abnormal = (code: unknown): boolean => code !== 1000 && code !== 1001;
 
 export async function summary(ctx: ToolContext): Promise<string> {
@@ -50,11 +53,11 @@ export async function summary(ctx: ToolContext): Promise<string> {
   });
   section(out, `failing requests: ${failing.folder.records} (${failing.folder.size} endpoints)`, 'observe({what:"network", status_min:400})', failing.folder.groups(), (g) => {
     const r = g.example.rec;
-    return `  ×${g.count} ${String(r.method ?? 'GET')} ${pathTemplate(String(r.url ?? ''))} → ${String(r.status ?? 'failed')} last ${clock(g.lastTime)} → observe({what:"network", url:${JSON.stringify(cut(pathOf(String(r.url ?? '')), 120))}, status_min:400})`;
+    return `  ×${g.count} ${String(r.method ?? 'GET')} ${pathTemplate(String(r.url ?? ''))} → ${String(r.status ?? 'failed')} last ${clock(g.lastTime)} → observe({what:"network", url:${arg(pathOf(String(r.url ?? '')), 120)}, status_min:400})`;
   });
   const wsRows = [...ws.conns.values()].sort((x, y) => Number(y.bad) - Number(x.bad) || y.last - x.last);
   out.push(wsRows.length ? `websocket errors/closes: ${wsRows.length} connections` : 'websocket errors/closes: none');
-  for (const c of wsRows.slice(0, ROWS)) out.push(`  ${JSON.stringify(cut(c.id, 60))} ${c.what.join(' ')}${c.url ? ` ${cut(c.url, 120)}` : ''} → observe({what:"websocket_events", connection_id:${JSON.stringify(cut(c.id, 60))}})`);
+  for (const c of wsRows.slice(0, ROWS)) out.push(`  ${JSON.stringify(cut(c.id, 60))} ${c.what.join(' ')}${c.url ? ` ${cut(c.url, 120)}` : ''} → observe({what:"websocket_events", connection_id:${arg(c.id, 200)}})`);
   out.push(perf.length ? `performance regressions: ${perf.length} URLs → analyze({target:"performance"})` : 'performance regressions: none new');
   for (const p of perf.slice(0, ROWS)) out.push(`  ${p}`);
   const partial = errors.partial || failing.partial || ws.partial;
@@ -64,7 +67,7 @@ export async function summary(ctx: ToolContext): Promise<string> {
 
 /** A literal stretch of the message that `contains` can find: up to the first normalized part. */
 function snippet(r: Rec): string {
-  if (r.type === 'network') return cut(pathOf(String(r.request_url ?? '')), 60).replace(/…$/, '');
+  if (r.type === 'network') return pathOf(String(r.request_url ?? '')).slice(0, 60);
   const msg = String(r.message ?? '');
   const m = /^[^"'\\\d<]{3,}/.exec(msg);
   const s = (m ? m[0] : msg).trim();
@@ -180,7 +183,7 @@ async function perfRegressions(reader: StoreReader, work: ScanBudget, since: num
     const last = snaps[snaps.length - 1]!;
     if (last.ord < since || snaps.length < 2) continue;
     const regs = regressions(baselineOf(snaps.slice(0, -1).map((s) => s.timing)), last.timing);
-    if (regs.length) out.push(`${cut(url, 160)}: ${regs.map((r) => `${r.metric} ${r.metric === 'cls' ? r.baseline.toFixed(3) : `${Math.round(r.baseline)}ms`}→${r.metric === 'cls' ? r.current.toFixed(3) : `${Math.round(r.current)}ms`} (${r.change})`).join(', ')} → analyze({target:"performance", url:${JSON.stringify(cut(url, 160))}})`);
+    if (regs.length) out.push(`${cut(url, 160)}: ${regs.map((r) => `${r.metric} ${r.metric === 'cls' ? r.baseline.toFixed(3) : `${Math.round(r.baseline)}ms`}→${r.metric === 'cls' ? r.current.toFixed(3) : `${Math.round(r.current)}ms`} (${r.change})`).join(', ')} → analyze({target:"performance", url:${arg(url, 160)}})`);
   }
   return out;
 }
