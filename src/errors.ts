@@ -51,6 +51,8 @@ export const ERRORS = {
   input_full: { http: 503, wsClose: 1013, summary: 'ingest input buffer is full' },
   poison: { http: 500, wsClose: 0, summary: 'batch crashed a worker twice and was discarded' },
   internal: { http: 500, wsClose: 1011, summary: 'internal error' },
+  // --- tool calls (MCP isError text starts with the code)
+  bad_cursor: { http: 400, wsClose: 0, summary: 'cursor was not handed out by this kind of result' },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

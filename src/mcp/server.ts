@@ -12,8 +12,9 @@ import { VERSION } from '../version.js';
 import { GUIDE, INSTRUCTIONS } from './guide.js';
 import { analyze, AnalyzeInput } from './tools/analyze.js';
 import { configure, ConfigureInput } from './tools/configure.js';
-import type { ToolContext, ToolResult } from './tools/context.js';
+import type { PendingAlertSource, ToolContext, ToolResult } from './tools/context.js';
 import { observe, ObserveInput } from './tools/observe.js';
+import { DEFAULT_BUDGET } from './answer/budget.js';
 import { AlertDelivery, type Notify } from './alerts.js';
 
 export interface McpDeps {
@@ -59,6 +60,7 @@ export function createGasolineMcp(deps: McpDeps): GasolineMcp {
     server: deps.server,
     client: clients.get(clientId),
     producers: () => deps.server?.ws.producers() ?? [],
+    alerts: alerts.pendingSource,
     text,
     error,
     redact,
@@ -75,13 +77,23 @@ export function createGasolineMcp(deps: McpDeps): GasolineMcp {
   alerts.attach(deps.server?.alerts);
   // OI-3: a new session starts with streaming off
   mcp.server.oninitialized = () => alerts.stream.reset();
-  const withAlerts = (r: ToolResult, drain: boolean): ToolResult => {
-    const extra = drain ? alerts.drainBlock() : alerts.note();
-    return extra ? { ...r, content: [...r.content, { type: 'text', text: redact(extra) }] } : r;
-  };
-  const guard = async (fn: () => ToolResult | Promise<ToolResult>, drain = false): Promise<ToolResult> => {
+  const append = (r: ToolResult, extra: string): ToolResult => (extra ? { ...r, content: [...r.content, { type: 'text', text: redact(extra) }] } : r);
+  const guard = async (fn: () => ToolResult | Promise<ToolResult>): Promise<ToolResult> => {
     try {
-      return withAlerts(await fn(), drain);
+      return append(await fn(), alerts.note());
+    } catch (e) {
+      return error(`internal error: ${(e as Error).message}; the server keeps running — retry, or check configure({action:"health"})`);
+    }
+  };
+  // observe carries the waiting alerts; they share the caller's budget (a quarter at most, 2 000
+  // characters), so the whole result stays within it
+  const observeWithAlerts = async (a: Parameters<typeof observe>[1]): Promise<ToolResult> => {
+    const budget = a.budget ?? DEFAULT_BUDGET;
+    const block = alerts.prepareBlock(Math.min(2000, Math.floor(budget / 4)));
+    try {
+      const r = await observe(ctx(), block.text ? { ...a, reserve: block.text.length + 1 } : a);
+      block.commit();
+      return append(r, block.text);
     } catch (e) {
       return error(`internal error: ${(e as Error).message}; the server keeps running — retry, or check configure({action:"health"})`);
     }
@@ -89,8 +101,8 @@ export function createGasolineMcp(deps: McpDeps): GasolineMcp {
 
   mcp.registerTool(
     'observe',
-    { description: 'What the browser did, new since you last looked. Start with what:"errors". See gasoline://guide.', inputSchema: ObserveInput },
-    (a) => guard(() => observe(ctx(), a), true),
+    { description: 'What the browser did, new since you last looked. Start with what:"summary". Repeats fold into one line ×count; answers fit budget chars, worst first; follow the after:"…" cursors they name for the rest. Alerts ride along. See gasoline://guide.', inputSchema: ObserveInput },
+    (a) => observeWithAlerts(a),
   );
   mcp.registerTool(
     'analyze',

@@ -32,7 +32,7 @@ describe('gasoline over stdio', () => {
     await p.ackFor(0);
     const r = await client.callTool({ name: 'observe', arguments: { what: 'errors' } });
     const text = (r.content as Array<{ text: string }>)[0]!.text;
-    expect(text).toContain('1 matched, 1 shown');
+    expect(text).toContain('1 matched (1 distinct), showing 1');
     expect(text).toContain('TypeError: cannot read x of undefined');
     const again = await client.callTool({ name: 'observe', arguments: { what: 'errors' } });
     expect((again.content as Array<{ text: string }>)[0]!.text).toContain('0 matched');

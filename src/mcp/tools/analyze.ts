@@ -5,7 +5,9 @@
 import { z } from 'zod';
 import { kindId } from '../../domain/kinds.js';
 import { errorSignature, pathTemplate } from '../../domain/query/signature.js';
-import { regressions, type Metric } from '../../domain/query/vitals.js';
+import { baselineOf, regressions, type Metric } from '../../domain/query/vitals.js';
+import { DEFAULT_BUDGET } from '../answer/budget.js';
+import { budgeted } from '../answer/egress.js';
 import { clock } from '../format.js';
 import { scan, type Hit } from '../query.js';
 import { perfByUrl } from './observe.js';
@@ -18,6 +20,7 @@ export const AnalyzeInput = {
   checkpoint: z.string().max(100).optional().describe('changes: checkpoint name (configure action:"checkpoint")'),
   url: z.string().max(500).optional().describe('url substring'),
   limit: z.number().int().min(1).max(200).optional(),
+  budget: z.number().int().min(1000).max(60_000).optional().describe('max chars, default 8000'),
 };
 
 type Args = { [K in keyof typeof AnalyzeInput]: z.infer<(typeof AnalyzeInput)[K]> };
@@ -27,18 +30,19 @@ const MAX_SCAN = 50_000;
 export function analyze(ctx: ToolContext, a: Args): ToolResult {
   const reader = ctx.reader();
   if (typeof reader === 'string') return ctx.error(reader);
+  const text = (s: string): ToolResult => budgeted(ctx, s, a.budget ?? DEFAULT_BUDGET, 'narrow with url or limit');
   switch (a.target) {
     case 'performance':
-      return ctx.text(perf(ctx, a));
+      return text(perf(ctx, a));
     case 'error_clusters':
-      return ctx.text(clusters(ctx, a));
+      return text(clusters(ctx, a));
     case 'security':
-      return ctx.text(security(ctx, a));
+      return text(security(ctx, a));
     case 'changes': {
       if (!a.checkpoint) return ctx.error('changes needs checkpoint: create one first with configure({action:"checkpoint", checkpoint_action:"create", name:"before-fix"})');
       const cp = ctx.client.checkpoints.get(a.checkpoint);
       if (!cp) return ctx.error(`no checkpoint "${a.checkpoint}"; list them with configure({action:"checkpoint", checkpoint_action:"list"})`);
-      return ctx.text(changes(ctx, cp.ords, cp.name, cp.created_at));
+      return text(changes(ctx, cp.ords, cp.name, cp.created_at));
     }
   }
 }
@@ -59,17 +63,6 @@ function perf(ctx: ToolContext, a: Args): string {
 
 function fmt(m: Metric, v: number): string {
   return m === 'cls' ? v.toFixed(3) : `${Math.round(v)}ms`;
-}
-
-/** Median of earlier loads per metric: one slow outlier does not move the baseline. */
-function baselineOf(timings: Array<Partial<Record<Metric, number | null>>>): Partial<Record<Metric, number>> {
-  const out: Partial<Record<Metric, number>> = {};
-  for (const m of ['ttfb', 'fcp', 'lcp', 'cls', 'inp', 'dom_content_loaded', 'load'] as Metric[]) {
-    const vals = timings.map((t) => t[m]).filter((v): v is number => typeof v === 'number').sort((x, y) => x - y);
-    const mid = vals.length >> 1;
-    if (vals.length) out[m] = vals.length % 2 ? vals[mid]! : (vals[mid - 1]! + vals[mid]!) / 2;
-  }
-  return out;
 }
 
 interface Cluster {
