@@ -32,7 +32,7 @@ export async function startMcpStdio(o: McpStdioOptions): Promise<{ close(): Prom
     mcpHealth: () => ({ uptime_s: Math.round((Date.now() - startedAt) / 1000), stdout: writer.stats }),
   });
   const transport = new StdioLineTransport(o.stdin, writer);
-  const tools = new Set(['observe', 'analyze', 'configure']);
+  const tools = new Set(['observe', 'analyze', 'configure', 'interact']);
   // An unknown tool is a malformed request (JSON-RPC error), not a tool failure; the SDK would
   // answer it as an isError result.
   transport.preflight = (m) => {

@@ -15,6 +15,7 @@ import { createGuard } from './guard.js';
 import { HttpEdge } from './http.js';
 import { uws, type us_listen_socket } from './uws.js';
 import { WsEdge, type WsEdgeOptions } from './ws.js';
+import { CommandRouter } from '../clients/commands.js';
 
 /**
  * uWS listens with SO_REUSEPORT, so a second server on the same port would silently share it
@@ -57,6 +58,8 @@ export interface IngestServer {
   readonly ws: WsEdge;
   readonly stats: EdgeStats;
   readonly ci: CiResults;
+  /** on-demand commands to the extension, routed back to the MCP client that asked */
+  readonly commands: CommandRouter;
   health(): Record<string, unknown>;
   /** stop intake → drain in flight (bounded) → close sockets 1001 → close workers; idempotent */
   close(): Promise<void>;
@@ -76,7 +79,24 @@ export async function startIngestServer(o: IngestServerOptions): Promise<IngestS
   const ci = new CiResults(10);
   let port = config.port;
   const guard = createGuard(() => port, config.allowed_origins);
-  const ws = new WsEdge({ config, pool, guard, stats, onResult: o.onResult, onProducerChange: o.onProducerChange });
+  // The router and the edge point at each other; the closures resolve once both exist.
+  let commands: CommandRouter | null = null;
+  const ws = new WsEdge({
+    config,
+    pool,
+    guard,
+    stats,
+    onResult: (conn, r) => {
+      commands?.onResult(conn.id, r);
+      o.onResult?.(conn, r);
+    },
+    onProducerChange: (event, p) => {
+      if (event === 'disconnected') commands?.onDisconnect(p.id);
+      o.onProducerChange?.(event, p);
+    },
+  });
+  commands = new CommandRouter({ target: () => ws.commandTarget(), send: (id, f) => ws.sendTo(id, f) }, { maxPending: config.commands.max_pending });
+  const router = commands;
 
   // egress uses the rule set in force, including rules added at run time
   const health = (): Record<string, unknown> => pool.redaction.engine.redactValue(rawHealth()) as Record<string, unknown>;
@@ -116,6 +136,7 @@ export async function startIngestServer(o: IngestServerOptions): Promise<IngestS
       edge: stats.snapshot(),
       redaction: { redacted: { ...pool.redacted }, redaction_failed: pool.redactionFailed, rules_version: pool.redaction.version, user_rules: pool.redaction.rules.length },
       sessions: ws.sessions.size,
+      commands: { pending: router.pendingCount, ...router.stats },
       ci_results: ci.list().length,
     };
   };
@@ -169,10 +190,11 @@ export async function startIngestServer(o: IngestServerOptions): Promise<IngestS
       const drainMs = config.pool.shutdown_drain_ms;
       await Promise.race([pool.dispatcher.whenIdle(), new Promise((r) => setTimeout(r, drainMs).unref())]);
       ws.closeAll('shutting_down');
+      router.close();
       await pool.close(0);
     })();
     return closing;
   };
 
-  return { port, store, reader, pool, ws, stats, ci, health, close };
+  return { port, store, reader, pool, ws, stats, ci, commands: router, health, close };
 }

@@ -12,6 +12,10 @@ export interface ToolContext {
   reader(): StoreReader | string;
   server: IngestServer | null;
   client: ClientState;
+  /** the caller's identity: commands and their answers are keyed by it */
+  clientId: string;
+  /** how long a command call waits before answering with a query id */
+  commandWaitMs: number;
   producers(): ProducerInfo[];
   text(s: string): ToolResult;
   error(s: string): ToolResult;

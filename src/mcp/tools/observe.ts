@@ -10,11 +10,12 @@ import { rate, METRICS, type Metric } from '../../domain/query/vitals.js';
 import { line } from '../format.js';
 import { scan, type Hit, type Rec, type ScanResult } from '../query.js';
 import type { ToolContext, ToolResult } from './context.js';
+import { commandResult } from './run-command.js';
 
-export const OBSERVE_WHATS = ['errors', 'logs', 'network', 'network_bodies', 'websocket_events', 'websocket_status', 'actions', 'performance', 'page', 'timeline', 'error_bundles'] as const;
+export const OBSERVE_WHATS = ['errors', 'logs', 'network', 'network_bodies', 'websocket_events', 'websocket_status', 'actions', 'performance', 'page', 'timeline', 'error_bundles', 'command_result'] as const;
 
 export const ObserveInput = {
-  what: z.enum(OBSERVE_WHATS).describe('errors|logs|network|network_bodies|websocket_events|websocket_status|actions|performance|page|timeline|error_bundles'),
+  what: z.enum(OBSERVE_WHATS).describe('errors|logs|network|network_bodies|websocket_events|websocket_status|actions|performance|page|timeline|error_bundles|command_result'),
   limit: z.number().int().min(1).max(500).optional().describe('max records, default 50'),
   from: z.enum(['new', 'start']).optional().describe('new (default): unread by you; start: all buffered'),
   after: z.string().max(200).optional().describe('cursor from a previous result: continue forward'),
@@ -29,6 +30,7 @@ export const ObserveInput = {
   connection_id: z.string().max(200).optional().describe('websocket_events'),
   direction: z.enum(['incoming', 'outgoing']).optional().describe('websocket_events'),
   window_s: z.number().min(1).max(120).optional().describe('error_bundles: seconds before each error, default 5'),
+  query_id: z.string().max(64).optional().describe('command_result'),
 };
 
 type Args = { [K in keyof typeof ObserveInput]: z.infer<(typeof ObserveInput)[K]> };
@@ -50,6 +52,7 @@ const KIND_OF: Record<string, Kind[]> = {
 };
 
 export function observe(ctx: ToolContext, a: Args): ToolResult {
+  if (a.what === 'command_result') return commandResult(ctx, a.query_id);
   const reader = ctx.reader();
   if (typeof reader === 'string') return ctx.error(reader);
   switch (a.what) {
