@@ -13,6 +13,13 @@ const SCROLL_THROTTLE_MS = 250;
 /** typing is one action per field and pause, not one per keystroke */
 const INPUT_SETTLE_MS = 500;
 const VALUE_MAX = 256;
+/** The service worker sets this on <html> while `interact` dispatches events (sw/handlers.ts). */
+const AGENT_MARK = 'data-gasoline-agent';
+
+/** Events the agent dispatched: the worker records them itself, as source "agent". */
+function agentDriven(e: Event): boolean {
+  return !e.isTrusted && document.documentElement.hasAttribute(AGENT_MARK);
+}
 
 const SENSITIVE_NAME = /pass(word|wd|code)?|pwd|secret|token|card|cc-?(num|number|csc|cvc|exp)|cvv|cvc|credit|iban|ssn|security.?code|pin\b/i;
 const SENSITIVE_AUTOCOMPLETE = /^(cc-|current-password|new-password|one-time-code)/i;
@@ -68,7 +75,7 @@ export function installActions(): void {
   addEventListener(
     'click',
     (e) => {
-      if (!cfg.on) return;
+      if (!cfg.on || agentDriven(e)) return;
       guard(() => {
         const target = e.target instanceof Element ? e.target : null;
         action('click', target?.closest(INTERACTIVE) ?? target);
@@ -80,7 +87,7 @@ export function installActions(): void {
   addEventListener(
     'input',
     (e) => {
-      if (!cfg.on || !(e.target instanceof Element)) return;
+      if (!cfg.on || agentDriven(e) || !(e.target instanceof Element)) return;
       const el = e.target;
       if (el.tagName === 'SELECT') return; // reported as `select` on change
       if (pendingInput && pendingInput.el !== el) flushInput();
@@ -94,7 +101,7 @@ export function installActions(): void {
   addEventListener(
     'change',
     (e) => {
-      if (!cfg.on || !(e.target instanceof HTMLSelectElement)) return;
+      if (!cfg.on || agentDriven(e) || !(e.target instanceof HTMLSelectElement)) return;
       const sel = e.target;
       guard(() => {
         const opt = sel.selectedOptions[0];
@@ -107,7 +114,7 @@ export function installActions(): void {
   addEventListener(
     'keydown',
     (e) => {
-      if (!cfg.on || !NAV_KEYS.has(e.key)) return;
+      if (!cfg.on || agentDriven(e) || !NAV_KEYS.has(e.key)) return;
       guard(() => action('keypress', e.target instanceof Element ? e.target : null, { key: e.key }));
     },
     opts,
@@ -116,7 +123,7 @@ export function installActions(): void {
   addEventListener(
     'submit',
     (e) => {
-      if (!cfg.on) return;
+      if (!cfg.on || agentDriven(e)) return;
       flushInput();
       guard(() => action('submit', e.target instanceof Element ? e.target : null));
     },
