@@ -139,7 +139,7 @@ export class CommandRouter {
     }
     const m = /^([a-z_]+): ([\s\S]*)$/.exec(r.error);
     const code = m && (EXTENSION_ERROR_CODES as readonly string[]).includes(m[1]!) ? (m[1] as ErrorCode) : 'command_failed';
-    this.finish(r.id, { ok: false, code, message: code === 'command_failed' || !m ? r.error : m[2]! });
+    this.finish(r.id, { ok: false, code, message: m && m[1] === code ? m[2]! : r.error });
   }
 
   /** The extension's connection closed: nothing sent on it will be answered. */
