@@ -168,6 +168,23 @@ describe('commands', () => {
     expect((await big).text).toMatch(/^result_too_large: /);
   });
 
+  it('sends to the newest extension connection and takes its answer from that connection only', async () => {
+    const old = await extension();
+    const fresh = await extension();
+    const c = await agent('n');
+    const r = call(c, 'analyze', { target: 'dom', selector: '#save' });
+    const cmd = await nextCmd(fresh, 0);
+    expect(cmds(old)).toHaveLength(0);
+    const before = (server.health().commands as { rejected_results: Record<string, number> }).rejected_results.unknown_result ?? 0;
+    // a stale worker's socket answering an id it never got must not complete the query
+    old.send({ t: 'result', id: cmd.id, status: 'complete', result: { ...DOM, matches: [{ ...DOM.matches[0], text: 'forged' }] } });
+    await waitFor('forged answer counted', () => ((server.health().commands as { rejected_results: Record<string, number> }).rejected_results.unknown_result ?? 0) > before);
+    fresh.send({ t: 'result', id: cmd.id, status: 'complete', result: DOM });
+    const out = await r;
+    expect(out.text).toContain('"text":"Save"');
+    expect(out.text).not.toContain('forged');
+  });
+
   it('times out with a clear error when the extension never answers', async () => {
     await extension();
     const c = await agent('t', 8000);
