@@ -91,9 +91,9 @@ const Attributes = z.record(s(128), s(LIMITS.text)).refine((o) => Object.keys(o)
 
 const childBase = { tag: s(64), id: s(256).optional(), classes: z.array(s(128)).max(20).optional(), text: s(LIMITS.childText).optional() };
 type Child = { tag: string; id?: string | undefined; classes?: string[] | undefined; text?: string | undefined; children?: Child[] | undefined; children_truncated?: number | undefined };
-/** Depth is bounded by construction: the schema one level down has no `children` at all. */
+/** Depth is bounded by construction: at the last level `children` is refused, not just stripped. */
 function childSchema(depth: number): z.ZodType<Child> {
-  if (depth <= 1) return z.object(childBase);
+  if (depth <= 1) return z.object({ ...childBase, children: z.never(`children deeper than ${LIMITS.depth} levels`).optional() }) as z.ZodType<Child>;
   return z.object({ ...childBase, children: z.array(childSchema(depth - 1)).max(LIMITS.children).optional(), children_truncated: count.optional() });
 }
 
@@ -154,7 +154,7 @@ export const A11yResult = z.object({
         help: s(500),
         help_url: s(500).optional(),
         node_count: count,
-        nodes: z.array(z.object({ selector: s(1000), html: s(LIMITS.html + 1), failure_summary: s(2000) })).max(LIMITS.nodesPerRule),
+        nodes: z.array(z.object({ selector: s(1000), html: s(LIMITS.html), failure_summary: s(2000) })).max(LIMITS.nodesPerRule),
       }),
     )
     .max(LIMITS.rules),

@@ -37,7 +37,8 @@ interface AxeRule {
 export async function pageAxeRun(p: AxeArgs, L: AxeLimits): Promise<unknown> {
   const axe = (globalThis as { axe?: { version: string; run(ctx: unknown, opts: unknown): Promise<{ violations: AxeRule[]; passes: AxeRule[]; incomplete: AxeRule[] }> } }).axe;
   if (!axe) return { error: 'command_failed: axe-core did not load into the page' };
-  const clip = (s: string, n: number): string => (s.length > n ? `${s.slice(0, n)}…` : s);
+  // the ellipsis counts: a clipped string is exactly n characters
+  const clip = (s: string, n: number): string => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
   let context: unknown = document;
   if (p.scope) {
     try {
