@@ -230,6 +230,7 @@ describe.skipIf(!hasChromium)('commands through MCP, the server and the extensio
     expect(await page.inputValue('#color')).toBe('blue');
     expect((await call('interact', { action: 'scroll_to', selector: '#spacer' })).isError).toBe(false);
     expect(Number(await page.evaluate('scrollY'))).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, 600)); // past the hook's 250 ms scroll throttle, so a misattributed scroll would show
 
     const missing = await call('interact', { action: 'click', selector: '#no-such-button' });
     expect(missing.text).toBe('command_failed: no element matches "#no-such-button"');
@@ -263,7 +264,7 @@ describe.skipIf(!hasChromium)('commands through MCP, the server and the extensio
     expect(lines.some((l) => l.includes(`navigate ${fixture.origin}/ → ${fixture.origin}/submitted?via=agent (agent)`))).toBe(true);
     expect(acts).not.toContain('hunter2-AGENT-pw');
     // the page hook recorded none of the agent's synthetic events as the user's
-    expect(lines.filter((l) => /(click|input|select) /.test(l) && !l.includes('(agent)'))).toEqual([]);
+    expect(lines.filter((l) => / (click|input|select|scroll) /.test(l) && !l.includes('(agent)'))).toEqual([]);
   }, 30_000);
 
   it('wait_for that never matches times out with a clear error', async () => {

@@ -134,7 +134,7 @@ export function installActions(): void {
   addEventListener(
     'scroll',
     () => {
-      if (!cfg.on || scrollTimer !== undefined) return;
+      if (!cfg.on || scrollTimer !== undefined || document.documentElement.hasAttribute(AGENT_MARK)) return;
       scrollTimer = setTimeout(() => {
         scrollTimer = undefined;
         guard(() => action('scroll', null, { scroll_y: Math.round(scrollY) }));

@@ -2,7 +2,8 @@
  * The in-page half of interact (click, type, select, scroll_to, wait_for). Self-contained for
  * chrome.scripting.executeScript. While it dispatches events it sets the attribute `mark` on
  * <html>, so the page hook can tell these synthetic events from the user's and leave them to the
- * service worker, which records them as source "agent".
+ * service worker, which records them as source "agent". Scrolls are trusted events even when a
+ * script causes them, so for those the hook looks at the mark alone.
  */
 
 export interface ActArgs {
@@ -68,14 +69,19 @@ export async function pageAct(p: ActArgs, mark: string): Promise<ActDone | { err
 
   const root = document.documentElement;
   root.setAttribute(mark, '');
+  // Scroll events fire at the next rendered frame, after this function would have returned:
+  // keep the mark a moment longer when the action may have scrolled.
+  let linger = false;
   try {
     switch (p.action) {
       case 'scroll_to':
         target.scrollIntoView({ block: 'center' });
+        linger = true;
         return done(`scrolled to ${target.tagName.toLowerCase()}`);
       case 'click': {
         if ((target as HTMLButtonElement).disabled) return { error: `command_failed: ${JSON.stringify(p.selector)} is disabled` };
         target.scrollIntoView({ block: 'center' });
+        linger = true;
         if (target instanceof HTMLElement) target.click();
         else target.dispatchEvent(new MouseEvent('click', { bubbles: true, cancelable: true, view: window }));
         return done(`clicked ${target.tagName.toLowerCase()}`);
@@ -111,6 +117,7 @@ export async function pageAct(p: ActArgs, mark: string): Promise<ActDone | { err
     }
     return { error: `invalid_params: unknown action ${JSON.stringify(p.action)}` };
   } finally {
+    if (linger) await new Promise((r) => setTimeout(r, 150));
     root.removeAttribute(mark);
   }
 }
