@@ -6,15 +6,13 @@
 import { cfg, emit } from './channel.js';
 import { selectorsFor } from './selectors.js';
 import { guard, now } from './util.js';
-import type { Json } from '../shared/protocol.js';
+import { AGENT_MARK, type Json } from '../shared/protocol.js';
 
 const NAV_KEYS = new Set(['Enter', 'Tab', 'Escape', 'ArrowUp', 'ArrowDown', 'ArrowLeft', 'ArrowRight', 'PageUp', 'PageDown', 'Home', 'End']);
 const SCROLL_THROTTLE_MS = 250;
 /** typing is one action per field and pause, not one per keystroke */
 const INPUT_SETTLE_MS = 500;
 const VALUE_MAX = 256;
-/** The service worker sets this on <html> while `interact` dispatches events (sw/handlers.ts). */
-const AGENT_MARK = 'data-gasoline-agent';
 
 /** Events the agent dispatched: the worker records them itself, as source "agent". */
 function agentDriven(e: Event): boolean {

@@ -8,7 +8,7 @@
 import type { CommandContext, CommandRegistry } from './commands.js';
 import type { Tracking } from './tracking.js';
 import type { Settings } from '../shared/settings.js';
-import type { WireRecord } from '../shared/protocol.js';
+import { AGENT_MARK, type WireRecord } from '../shared/protocol.js';
 import { pageDomQuery, pagePageInfo, type DomLimits } from './page/dom.js';
 import { pageAxeLoaded, pageAxeRun, type AxeLimits } from './page/axe.js';
 import { pageAct, type ActArgs, type ActDone } from './page/act.js';
@@ -26,8 +26,6 @@ const AXE_LIMITS: AxeLimits = { rules: 100, nodesPerRule: 10, html: 200, passes:
 const AXE_CACHE_MS = 30_000;
 const AXE_CACHE_MAX = 20;
 const VALUE_MAX = 256;
-/** set on <html> while interact dispatches events; the page hook skips untrusted events then */
-export const AGENT_MARK = 'data-gasoline-agent';
 
 class CommandError extends Error {
   constructor(code: string, message: string) {
