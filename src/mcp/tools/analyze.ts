@@ -1,6 +1,8 @@
 /**
  * analyze: conclusions over what was captured — performance regressions, changes since a
  * checkpoint, error clusters, security findings. Each scan is bounded; answers are summaries.
+ * dom, page_info and accessibility look at the live page instead: they go to the extension as
+ * commands (run-command.ts).
  */
 import { z } from 'zod';
 import { kindId } from '../../domain/kinds.js';
@@ -65,12 +67,15 @@ function analyzeStored(ctx: ToolContext, a: Args): ToolResult {
       return ctx.text(clusters(ctx, a));
     case 'security':
       return ctx.text(security(ctx, a));
-    default: {
+    case 'changes': {
       if (!a.checkpoint) return ctx.error('changes needs checkpoint: create one first with configure({action:"checkpoint", checkpoint_action:"create", name:"before-fix"})');
       const cp = ctx.client.checkpoints.get(a.checkpoint);
       if (!cp) return ctx.error(`no checkpoint "${a.checkpoint}"; list them with configure({action:"checkpoint", checkpoint_action:"list"})`);
       return ctx.text(changes(ctx, cp.ords, cp.name, cp.created_at));
     }
+    default:
+      // the live targets are answered by the extension, in analyze() above
+      return ctx.error(`target ${a.target} is not a stored-data analysis`);
   }
 }
 
