@@ -30,7 +30,7 @@ export interface Query {
 export interface RouterOptions {
   maxPending?: number;
   maxPendingPerClient?: number;
-  /** finished answers kept for observe({what:"command_result"}) */
+  /** finished answers kept for observe({what:"command_result"}); each is at most max_frame */
   keepMs?: number;
   maxKept?: number;
   /** how long past its deadline the server waits for the extension's own timeout answer */
@@ -55,7 +55,7 @@ export class CommandRouter {
     private readonly link: CommandLink,
     opts: RouterOptions = {},
   ) {
-    this.o = { maxPending: 64, maxPendingPerClient: 16, keepMs: 5 * 60_000, maxKept: 256, graceMs: 1500, ...opts };
+    this.o = { maxPending: 64, maxPendingPerClient: 16, keepMs: 5 * 60_000, maxKept: 32, graceMs: 1500, ...opts };
   }
 
   get pendingCount(): number {
@@ -106,6 +106,11 @@ export class CommandRouter {
     this.sweep();
     const q = this.pending.get(id)?.q ?? this.done.get(id);
     return q && q.clientId === clientId ? q : undefined;
+  }
+
+  /** The caller got the answer in its own call: nobody will fetch it by id, so drop it now. */
+  release(q: Query): void {
+    if (q.outcome) this.done.delete(q.id);
   }
 
   /** A `result` frame from connection `connId` (already schema-checked as a frame by the worker). */

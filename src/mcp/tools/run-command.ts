@@ -17,6 +17,7 @@ export async function runCommand(ctx: ToolContext, type: CommandType, params: Re
   if (!started.ok) return ctx.error(`${started.code}: ${started.message}`);
   const outcome = await router.wait(started.query, ctx.commandWaitMs);
   if (!outcome) return ctx.text(stillRunning(started.query));
+  router.release(started.query);
   return answer(ctx, started.query, outcome);
 }
 
@@ -26,7 +27,7 @@ export function commandResult(ctx: ToolContext, queryId: string | undefined): To
   if (!router) return ctx.error(NO_SERVER);
   if (!queryId) return ctx.error('command_result needs query_id: the id a previous analyze or interact call answered with');
   const q = router.get(ctx.clientId, queryId);
-  if (!q) return ctx.error(`unknown_query: no query ${JSON.stringify(queryId.slice(0, 40))} for you (answers are kept 5 minutes, and only for the client that asked)`);
+  if (!q) return ctx.error(`unknown_query: no query ${JSON.stringify(queryId.slice(0, 40))} for you (the latest 32 answers are kept up to 5 minutes, only for the client that asked, and only until you have seen them)`);
   if (!q.outcome) return ctx.text(stillRunning(q));
   return answer(ctx, q, q.outcome);
 }
