@@ -3,7 +3,7 @@
  * `gasoline` process, which asks the real extension in Debian Chromium about the fixture page.
  * Nothing in between is simulated; answers are asserted as the agent sees them.
  */
-import { writeFileSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,6 +45,7 @@ describe.skipIf(!hasChromium)('commands through MCP, the server and the extensio
   let client: Client;
   let transport: StdioClientTransport;
   let port: number;
+  let dir: string;
   const pageErrors: string[] = [];
 
   const call = async (name: string, args: Record<string, unknown>): Promise<Answer> => {
@@ -80,7 +81,7 @@ describe.skipIf(!hasChromium)('commands through MCP, the server and the extensio
   beforeAll(async () => {
     fixture = await startFixture();
     port = await freePort();
-    const dir = mkdtempSync(join(tmpdir(), 'gasoline-cmd-e2e-'));
+    dir = mkdtempSync(join(tmpdir(), 'gasoline-cmd-e2e-'));
     const cfg = join(dir, 'config.json');
     writeFileSync(cfg, JSON.stringify({ limits: { max_frame: MAX_FRAME }, commands: { wait_ms: 8000 } }));
     transport = new StdioClientTransport({
@@ -97,6 +98,7 @@ describe.skipIf(!hasChromium)('commands through MCP, the server and the extensio
     await browser?.close();
     await client?.close().catch(() => undefined);
     await fixture?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('fails a command at once when no extension is connected', async () => {
