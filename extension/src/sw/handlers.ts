@@ -137,7 +137,7 @@ export function registerHandlers(commands: CommandRegistry, deps: HandlerDeps): 
         if (url !== undefined && !/^https?:\/\//i.test(url)) fail('invalid_params', 'navigate only to http(s) URLs');
         const after = await navigate(tab.id, action, url, ctx.signal);
         record({ type: 'navigate', url: from, from_url: from, to_url: after.url ?? '' }, from);
-        return { action, url: after.url ?? '', title: (after.title ?? '').slice(0, 1024), detail: `${action} finished loading` };
+        return { action, url: (after.url ?? '').slice(0, 8192), title: (after.title ?? '').slice(0, 1024), detail: `${action} finished loading` };
       }
       case 'click':
       case 'type':

@@ -64,7 +64,7 @@ export async function pageAct(p: ActArgs, mark: string): Promise<ActDone | { err
     (target as HTMLInputElement).type === 'password' ||
     /^(cc-|current-password|new-password|one-time-code)/i.test(target.getAttribute('autocomplete') ?? '') ||
     ['name', 'id', 'aria-label', 'placeholder', 'data-testid'].some((a) => /pass(word|wd|code)?|pwd|secret|token|card|cc-?(num|number|csc|cvc|exp)|cvv|cvc|credit|iban|ssn|security.?code|pin\b/i.test(target.getAttribute(a) ?? ''));
-  const done = (detail: string, value?: string): ActDone => ({ detail, url: location.href, title: clip(document.title, 1024), selectors: describe(), sensitive, scroll_y: Math.round(scrollY), ...(value !== undefined ? { value } : {}) });
+  const done = (detail: string, value?: string): ActDone => ({ detail: clip(detail, 500), url: clip(location.href, 8192), title: clip(document.title, 1024), selectors: describe(), sensitive, scroll_y: Math.round(scrollY), ...(value !== undefined ? { value } : {}) });
   if (p.action === 'wait_for') return done(`matched ${document.querySelectorAll(p.selector).length} element(s)`);
 
   const root = document.documentElement;

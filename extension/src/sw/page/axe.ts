@@ -58,7 +58,7 @@ export async function pageAxeRun(p: AxeArgs, L: AxeLimits): Promise<unknown> {
   }
   const impacts = ['critical', 'serious', 'moderate', 'minor'];
   const out: Record<string, unknown> = {
-    url: location.href,
+    url: location.href.slice(0, 8192),
     engine: `axe-core ${axe.version}`,
     violations: res.violations.slice(0, L.rules).map((v) => ({
       id: clip(v.id, 120),

@@ -43,7 +43,7 @@ export function pageDomQuery(p: DomQueryArgs, L: DomLimits): unknown {
   const depthMax = Math.min(Math.max(p.max_depth ?? 2, 1), L.depth);
 
   const child = (el: Element, depth: number): Record<string, unknown> => {
-    const out: Record<string, unknown> = { tag: el.tagName.toLowerCase() };
+    const out: Record<string, unknown> = { tag: clip(el.tagName.toLowerCase(), 64) };
     if (el.id) out.id = clip(el.id, 256);
     const c = classes(el);
     if (c) out.classes = c;
@@ -60,7 +60,7 @@ export function pageDomQuery(p: DomQueryArgs, L: DomLimits): unknown {
     const r = el.getBoundingClientRect();
     const cs = getComputedStyle(el);
     const out: Record<string, unknown> = {
-      tag: el.tagName.toLowerCase(),
+      tag: clip(el.tagName.toLowerCase(), 64),
       bbox: { x: r.x, y: r.y, width: r.width, height: r.height },
       visible: r.width > 0 && r.height > 0 && cs.visibility !== 'hidden' && cs.display !== 'none' && Number(cs.opacity) > 0,
     };
@@ -89,7 +89,7 @@ export function pageDomQuery(p: DomQueryArgs, L: DomLimits): unknown {
     }
     return out;
   });
-  return { url: location.href, title: clip(document.title, 1024), match_count: list.length, matches };
+  return { url: clip(location.href, 8192), title: clip(document.title, 1024), match_count: list.length, matches };
 }
 
 export function pagePageInfo(L: DomLimits): unknown {
@@ -104,7 +104,7 @@ export function pagePageInfo(L: DomLimits): unknown {
   const forms = [...document.forms].slice(0, L.forms).map((f) => {
     const all = [...f.elements].filter((e) => !(e instanceof HTMLFieldSetElement) && !(e instanceof HTMLObjectElement) && !(e instanceof HTMLOutputElement));
     const fields = all.slice(0, L.fields).map((e) => {
-      const x: Record<string, unknown> = { tag: e.tagName.toLowerCase() };
+      const x: Record<string, unknown> = { tag: clip(e.tagName.toLowerCase(), 32) };
       const type = e.getAttribute('type') ?? (e instanceof HTMLButtonElement ? 'submit' : undefined);
       if (type) x.type = clip(type, 32);
       const name = e.getAttribute('name');
@@ -128,7 +128,7 @@ export function pagePageInfo(L: DomLimits): unknown {
   const headings = [...document.querySelectorAll('h1,h2,h3,h4,h5,h6')].slice(0, L.headings).map((h) => ({ level: Number(h.tagName[1]), text: clip(norm(h.textContent), 200) }));
   const interactive = document.querySelectorAll('a[href],button,input:not([type=hidden]),select,textarea,summary,[tabindex]:not([tabindex="-1"]),[contenteditable=""],[contenteditable=true],[role=button],[role=link],[role=checkbox],[role=tab],[role=menuitem]').length;
   return {
-    url: location.href,
+    url: clip(location.href, 8192),
     title: clip(document.title, 1024),
     viewport: { width: innerWidth, height: innerHeight },
     scroll: { x: scrollX, y: scrollY },
