@@ -206,6 +206,9 @@ export class WsEdge {
     switch (conn.state) {
       case 'new':
         conn.state = 'awaiting_hello';
+        // The client met its deadline when its first frame arrived; how long our workers take to
+        // decode it (hundreds of hellos at once, a loaded machine) is not its fault.
+        clearTimeout(conn.helloTimer);
         this.dispatchHello(frame);
         return;
       case 'awaiting_hello':
