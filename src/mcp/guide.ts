@@ -48,6 +48,8 @@ These ask the extension in the developer's browser, so they need it connected (t
 Only when the user switched on "Allow agent control" in the Gasoline popup (off by default). If an
 answer says agent_control_off, ask the user to enable it; do not retry in a loop.
 - interact({action:"navigate", url:"http://localhost:3000/login"}) — also refresh, back, forward.
+  back/forward follow Chrome's own history rules: a page you left by a scripted click (yours)
+  may be skipped, as the browser's back button would; navigate by url when you need a page.
 - click / type (text; replaces the field's value) / select (value of an option) / scroll_to —
   each with selector.
 - wait_for — until selector matches, up to timeout_ms (default 5000).

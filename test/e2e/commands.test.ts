@@ -124,7 +124,7 @@ describe.skipIf(!hasChromium)('commands through MCP, the server and the extensio
     expect(r.text).toContain(`page_info: "${fixture.origin}/" title="Gasoline fixture app"`);
     expect(r.text).toMatch(/viewport \d+×\d+, scroll 0,0, document height (\d+)/);
     expect(Number(/document height (\d+)/.exec(r.text)![1])).toBeGreaterThan(2000); // the fixture's spacer
-    expect(r.text).toContain('counts: links=0 images=1 interactive=8 forms=1');
+    expect(r.text).toContain('counts: links=1 images=1 interactive=9 forms=1');
     expect(r.text).toContain('headings: h1 "Fixture app"');
     expect(r.text).toContain('form "signup" get');
     expect(r.text).toContain('input name="name" label="Name"');
@@ -236,6 +236,15 @@ describe.skipIf(!hasChromium)('commands through MCP, the server and the extensio
 
     const missing = await call('interact', { action: 'click', selector: '#no-such-button' });
     expect(missing.text).toBe('command_failed: no element matches "#no-such-button"');
+
+    // a click that leaves the page still answers
+    const link = await call('interact', { action: 'click', selector: '#next-link' });
+    expect(link.isError, link.text).toBe(false);
+    await waitFor('link followed', () => page.url() === `${fixture.origin}/submitted?via=link`);
+    // not `back`: Chrome skips, on back, an entry whose page navigated away without a user
+    // gesture (the agent's click is synthetic), as its own back button would
+    expect((await call('interact', { action: 'navigate', url: `${fixture.origin}/` })).isError).toBe(false);
+    expect(page.url()).toBe(`${fixture.origin}/`);
 
     const nav = await call('interact', { action: 'navigate', url: `${fixture.origin}/submitted?via=agent` });
     expect(nav.isError, nav.text).toBe(false);

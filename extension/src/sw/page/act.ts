@@ -69,8 +69,9 @@ export async function pageAct(p: ActArgs, mark: string): Promise<ActDone | { err
 
   const root = document.documentElement;
   root.setAttribute(mark, '');
-  // Scroll events fire at the next rendered frame, after this function would have returned:
-  // keep the mark a moment longer when the action may have scrolled.
+  // Scroll events fire at the next rendered frame, after this function has returned: keep the
+  // mark a moment longer when the action may have scrolled. Not awaited — a click on a link
+  // unloads the page, and the answer must not wait on a document that is going away.
   let linger = false;
   try {
     switch (p.action) {
@@ -117,7 +118,7 @@ export async function pageAct(p: ActArgs, mark: string): Promise<ActDone | { err
     }
     return { error: `invalid_params: unknown action ${JSON.stringify(p.action)}` };
   } finally {
-    if (linger) await new Promise((r) => setTimeout(r, 150));
-    root.removeAttribute(mark);
+    if (linger) setTimeout(() => root.removeAttribute(mark), 150);
+    else root.removeAttribute(mark);
   }
 }
