@@ -244,12 +244,13 @@ describe.skipIf(!hasChromium)('commands through MCP, the server and the extensio
     // not `back`: Chrome skips, on back, an entry whose page navigated away without a user
     // gesture (the agent's click is synthetic), as its own back button would
     expect((await call('interact', { action: 'navigate', url: `${fixture.origin}/` })).isError).toBe(false);
-    expect(page.url()).toBe(`${fixture.origin}/`);
+    // Playwright learns of the navigation over its own CDP channel, which may trail our answer
+    await waitFor('home again', () => page.url() === `${fixture.origin}/`);
 
     const nav = await call('interact', { action: 'navigate', url: `${fixture.origin}/submitted?via=agent` });
     expect(nav.isError, nav.text).toBe(false);
     expect(nav.text).toContain(`now on "${fixture.origin}/submitted?via=agent"`);
-    expect(page.url()).toBe(`${fixture.origin}/submitted?via=agent`);
+    await waitFor('agent navigation seen', () => page.url() === `${fixture.origin}/submitted?via=agent`);
     const back = await call('interact', { action: 'back' });
     expect(back.isError, back.text).toBe(false);
     await waitFor('back on the first page', () => page.url() === `${fixture.origin}/`);

@@ -14,9 +14,18 @@ const SCROLL_THROTTLE_MS = 250;
 const INPUT_SETTLE_MS = 500;
 const VALUE_MAX = 256;
 
+// taken at document_start, before page scripts could replace Date.now
+const clock = Date.now.bind(Date);
+
+/** Inside the window the service worker's interact opened (its expiry is the mark's value). */
+function agentWindow(): boolean {
+  const until = Number(document.documentElement.getAttribute(AGENT_MARK));
+  return until > 0 && clock() <= until;
+}
+
 /** Events the agent dispatched: the worker records them itself, as source "agent". */
 function agentDriven(e: Event): boolean {
-  return !e.isTrusted && document.documentElement.hasAttribute(AGENT_MARK);
+  return !e.isTrusted && agentWindow();
 }
 
 const SENSITIVE_NAME = /pass(word|wd|code)?|pwd|secret|token|card|cc-?(num|number|csc|cvc|exp)|cvv|cvc|credit|iban|ssn|security.?code|pin\b/i;
@@ -132,7 +141,7 @@ export function installActions(): void {
   addEventListener(
     'scroll',
     () => {
-      if (!cfg.on || scrollTimer !== undefined || document.documentElement.hasAttribute(AGENT_MARK)) return;
+      if (!cfg.on || scrollTimer !== undefined || agentWindow()) return;
       scrollTimer = setTimeout(() => {
         scrollTimer = undefined;
         guard(() => action('scroll', null, { scroll_y: Math.round(scrollY) }));

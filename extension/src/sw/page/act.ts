@@ -3,7 +3,8 @@
  * chrome.scripting.executeScript. While it dispatches events it sets the attribute `mark` on
  * <html>, so the page hook can tell these synthetic events from the user's and leave them to the
  * service worker, which records them as source "agent". Scrolls are trusted events even when a
- * script causes them, so for those the hook looks at the mark alone.
+ * script causes them, so for those the hook looks at the mark alone (and a user's own scroll in
+ * that second is not recorded: the price of not reporting the agent's as the user's).
  */
 
 export interface ActArgs {
@@ -67,22 +68,28 @@ export async function pageAct(p: ActArgs, mark: string): Promise<ActDone | { err
   const done = (detail: string, value?: string): ActDone => ({ detail: clip(detail, 500), url: clip(location.href, 8192), title: clip(document.title, 1024), selectors: describe(), sensitive, scroll_y: Math.round(scrollY), ...(value !== undefined ? { value } : {}) });
   if (p.action === 'wait_for') return done(`matched ${document.querySelectorAll(p.selector).length} element(s)`);
 
+  // The mark holds an expiry time (epoch ms), not just presence: scroll events fire at the next
+  // rendered frame, after this function has returned — on a loaded machine hundreds of ms later —
+  // (focus() and click() scroll too), so every action keeps the window open for a second. Overlapping actions only
+  // ever extend it. Nothing here is awaited: a click on a link unloads the page, and the answer
+  // must not wait on a document that is going away.
   const root = document.documentElement;
-  root.setAttribute(mark, '');
-  // Scroll events fire at the next rendered frame, after this function has returned: keep the
-  // mark a moment longer when the action may have scrolled. Not awaited — a click on a link
-  // unloads the page, and the answer must not wait on a document that is going away.
-  let linger = false;
+  const hold = (ms: number): void => {
+    const until = Math.max(Number(root.getAttribute(mark)) || 0, Date.now() + ms);
+    root.setAttribute(mark, String(until));
+    setTimeout(() => {
+      if ((Number(root.getAttribute(mark)) || 0) <= Date.now()) root.removeAttribute(mark);
+    }, ms + 20);
+  };
+  hold(1000);
   try {
     switch (p.action) {
       case 'scroll_to':
         target.scrollIntoView({ block: 'center' });
-        linger = true;
         return done(`scrolled to ${target.tagName.toLowerCase()}`);
       case 'click': {
         if ((target as HTMLButtonElement).disabled) return { error: `command_failed: ${JSON.stringify(p.selector)} is disabled` };
         target.scrollIntoView({ block: 'center' });
-        linger = true;
         if (target instanceof HTMLElement) target.click();
         else target.dispatchEvent(new MouseEvent('click', { bubbles: true, cancelable: true, view: window }));
         return done(`clicked ${target.tagName.toLowerCase()}`);
@@ -117,8 +124,7 @@ export async function pageAct(p: ActArgs, mark: string): Promise<ActDone | { err
       }
     }
     return { error: `invalid_params: unknown action ${JSON.stringify(p.action)}` };
-  } finally {
-    if (linger) setTimeout(() => root.removeAttribute(mark), 150);
-    else root.removeAttribute(mark);
+  } catch (e) {
+    return { error: `command_failed: ${p.action}: ${(e as Error).message}` };
   }
 }
