@@ -52,6 +52,35 @@ mix. \`fold:false\` lists every record on its own line.
 - analyze({target:"security"}) — credentials in URLs, cookies without Secure/HttpOnly, mixed content,
   documents missing security headers.
 
+## The live page (via the extension)
+These ask the extension in the developer's browser, so they need it connected (the popup shows
+"connected") and a tracked tab. Without it they fail at once and say so.
+- analyze({target:"dom", selector:"form button"}) — up to 50 matches (match count given): tag, id,
+  classes, text (≤ 500 chars), attributes, bounding box, visibility. include_styles adds a layout
+  subset of computed styles (display, position, size, margin, padding, overflow, z-index…);
+  properties:["color","font-size"] reads exactly those instead. include_children adds the child
+  tree to max_depth (1–5, default 2; ≤ 20 children per element).
+- analyze({target:"page_info"}) — url, title, viewport, scroll, document height, forms with their
+  fields and labels, headings, counts of links, images and interactive elements.
+- analyze({target:"accessibility"}) — axe-core audit; scope (CSS selector), tags (e.g. ["wcag2a",
+  "wcag2aa"]), include_passes. Violations grouped by impact, ≤ 10 elements each with selector,
+  html and what fails. Cached 30 s per URL; force_refresh:true re-runs. Takes up to 30 s.
+- A call that takes longer than a few seconds answers with a query_id; fetch the answer with
+  observe({what:"command_result", query_id:"…"}). Commands time out after 10 s (accessibility 30 s).
+- tab_id targets a tab (observe({what:"page"}) shows it); default is the active tab.
+
+## Driving the page (interact)
+Only when the user switched on "Allow agent control" in the Gasoline popup (off by default). If an
+answer says agent_control_off, ask the user to enable it; do not retry in a loop.
+- interact({action:"navigate", url:"http://localhost:3000/login"}) — also refresh, back, forward.
+  back/forward follow Chrome's own history rules: a page you left by a scripted click (yours)
+  may be skipped, as the browser's back button would; navigate by url when you need a page.
+- click / type (text; replaces the field's value) / select (value of an option) / scroll_to —
+  each with selector.
+- wait_for — until selector matches, up to timeout_ms (default 5000).
+Each action is recorded in observe({what:"actions"}) marked (agent), so you can tell your actions
+from the user's.
+
 ## Settings (configure)
 - health — ingest counters per kind (received/stored/rejected/dropped), ring use, producers.
 - checkpoint — checkpoint_action create|list|delete, name. Make one before a fix, then analyze changes.

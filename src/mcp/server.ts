@@ -1,6 +1,6 @@
 /**
- * The MCP server: four tools at most (observe, analyze, configure; interact arrives with the
- * extension's commands), the guide resource, logging. Errors cross this boundary once: bad
+ * The MCP server: the four tools (observe, analyze, configure, interact — the product's
+ * maximum), the guide resource, logging. Errors cross this boundary once: bad
  * arguments and missing data become isError results that say what to do next.
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -16,6 +16,7 @@ import type { PendingAlertSource, ToolContext, ToolResult } from './tools/contex
 import { observe, ObserveInput } from './tools/observe.js';
 import { DEFAULT_BUDGET } from './answer/budget.js';
 import { AlertDelivery, type Notify } from './alerts.js';
+import { interact, InteractInput } from './tools/interact.js';
 
 export interface McpDeps {
   config: Readonly<Config>;
@@ -59,6 +60,8 @@ export function createGasolineMcp(deps: McpDeps): GasolineMcp {
       `no browser data: the ingest server is not running (${deps.portError ?? 'not started'}). Stop the other process on port ${deps.config.port} or set GASOLINE_PORT, then restart this MCP server.`,
     server: deps.server,
     client: clients.get(clientId),
+    clientId,
+    commandWaitMs: deps.config.commands.wait_ms,
     producers: () => deps.server?.ws.producers() ?? [],
     alerts: alerts.pendingSource,
     text,
@@ -106,13 +109,18 @@ export function createGasolineMcp(deps: McpDeps): GasolineMcp {
   );
   mcp.registerTool(
     'analyze',
-    { description: 'Conclusions: error_clusters, performance regressions, changes since a checkpoint, security findings.', inputSchema: AnalyzeInput },
+    { description: 'Conclusions: error_clusters, performance, changes, security; live page via the extension: dom, page_info, accessibility.', inputSchema: AnalyzeInput },
     (a) => guard(() => analyze(ctx(), a)),
   );
   mcp.registerTool(
     'configure',
     { description: 'health, clear, checkpoint, noise_rule, store.', inputSchema: ConfigureInput },
     (a) => guard(() => configure(ctx(), { stateDir: deps.config.state_dir, mcpHealth: deps.mcpHealth ?? (() => ({ client_id: clientId })), stream: alerts.stream }, a)),
+  );
+  mcp.registerTool(
+    'interact',
+    { description: 'Drive the page (needs "Allow agent control" in the extension popup). See gasoline://guide.', inputSchema: InteractInput },
+    (a) => guard(() => interact(ctx(), a)),
   );
   mcp.registerResource('guide', 'gasoline://guide', { title: 'How to use Gasoline', mimeType: 'text/markdown' }, (uri) => ({
     contents: [{ uri: uri.href, mimeType: 'text/markdown', text: GUIDE }],

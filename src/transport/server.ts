@@ -19,6 +19,7 @@ import { createGuard } from './guard.js';
 import { HttpEdge } from './http.js';
 import { uws, type us_listen_socket } from './uws.js';
 import { WsEdge, type WsEdgeOptions } from './ws.js';
+import { CommandRouter } from '../clients/commands.js';
 
 /**
  * uWS listens with SO_REUSEPORT, so a second server on the same port would silently share it
@@ -63,6 +64,8 @@ export interface IngestServer {
   readonly ci: CiResults;
   /** every alert, from the workers and from main, fanned out to the MCP sessions */
   readonly alerts: AlertHub;
+  /** on-demand commands to the extension, routed back to the MCP client that asked */
+  readonly commands: CommandRouter;
   health(): Record<string, unknown>;
   /** stop intake → drain in flight (bounded) → close sockets 1001 → close workers; idempotent */
   close(): Promise<void>;
@@ -84,17 +87,25 @@ export async function startIngestServer(o: IngestServerOptions): Promise<IngestS
   const guard = createGuard(() => port, config.allowed_origins);
   const alerts = new AlertHub();
   const thresholds = new ThresholdTracker();
+  // The router and the edge point at each other; the closures resolve once both exist.
+  let commands: CommandRouter | null = null;
   const ws = new WsEdge({
     config,
     pool,
     guard,
     stats,
-    onResult: o.onResult,
+    onResult: (conn, r) => {
+      commands?.onResult(conn.id, r);
+      o.onResult?.(conn, r);
+    },
     onProducerChange: (event, p) => {
+      if (event === 'disconnected') commands?.onDisconnect(p.id);
       if (p.client === 'extension') alerts.publish({ alert: thresholds.extension(event, p.session, p.version), edgeTime: 0 });
       o.onProducerChange?.(event, p);
     },
   });
+  commands = new CommandRouter({ target: () => ws.commandTarget(), send: (id, f) => ws.sendTo(id, f) }, { maxPending: config.commands.max_pending });
+  const router = commands;
   // worker alerts arrive through the alert ring; main never blocks on it (Atomics.waitAsync)
   const alertReader = new AlertRingReader(pool.alertRing);
   alertReader.listen((b) => alerts.fromWorkers(b.records, b.missed));
@@ -142,6 +153,7 @@ export async function startIngestServer(o: IngestServerOptions): Promise<IngestS
       edge: stats.snapshot(),
       redaction: { redacted: { ...pool.redacted }, redaction_failed: pool.redactionFailed, rules_version: pool.redaction.version, user_rules: pool.redaction.rules.length },
       sessions: ws.sessions.size,
+      commands: { pending: router.pendingCount, ...router.stats },
       ci_results: ci.list().length,
       alerts: alerts.stats,
     };
@@ -203,10 +215,11 @@ export async function startIngestServer(o: IngestServerOptions): Promise<IngestS
       const drainMs = config.pool.shutdown_drain_ms;
       await Promise.race([pool.dispatcher.whenIdle(), new Promise((r) => setTimeout(r, drainMs).unref())]);
       ws.closeAll('shutting_down');
+      router.close();
       await pool.close(0);
     })();
     return closing;
   };
 
-  return { port, store, reader, pool, ws, stats, ci, alerts, health, close };
+  return { port, store, reader, pool, ws, stats, ci, alerts, commands: router, health, close };
 }

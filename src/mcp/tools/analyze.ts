@@ -1,6 +1,8 @@
 /**
  * analyze: conclusions over what was captured — performance regressions, changes since a
  * checkpoint, error clusters, security findings. Each scan is bounded; answers are summaries.
+ * dom, page_info and accessibility look at the live page instead: they go to the extension as
+ * commands (run-command.ts).
  */
 import { z } from 'zod';
 import { kindId } from '../../domain/kinds.js';
@@ -12,22 +14,53 @@ import { clock } from '../format.js';
 import { scan, type Hit } from '../query.js';
 import { perfByUrl } from './observe.js';
 import type { ToolContext, ToolResult } from './context.js';
+import { runCommand } from './run-command.js';
 
-export const ANALYZE_TARGETS = ['performance', 'changes', 'error_clusters', 'security'] as const;
+export const ANALYZE_TARGETS = ['performance', 'changes', 'error_clusters', 'security', 'dom', 'page_info', 'accessibility'] as const;
 
 export const AnalyzeInput = {
-  target: z.enum(ANALYZE_TARGETS).describe('performance|changes|error_clusters|security'),
-  checkpoint: z.string().max(100).optional().describe('changes: checkpoint name (configure action:"checkpoint")'),
+  target: z.enum(ANALYZE_TARGETS).describe('performance|changes|error_clusters|security|dom|page_info|accessibility'),
+  checkpoint: z.string().max(100).optional().describe('changes: checkpoint name'),
   url: z.string().max(500).optional().describe('url substring'),
   limit: z.number().int().min(1).max(200).optional(),
   budget: z.number().int().min(1000).max(60_000).optional().describe('max chars, default 8000'),
+  selector: z.string().min(1).max(1000).optional().describe('dom: CSS selector'),
+  include_styles: z.boolean().optional(),
+  include_children: z.boolean().optional(),
+  max_depth: z.number().int().min(1).max(5).optional(),
+  properties: z.array(z.string().max(64)).max(30).optional().describe('dom: computed styles to read'),
+  scope: z.string().min(1).max(1000).optional().describe('accessibility: CSS selector'),
+  tags: z.array(z.string().max(40)).max(20).optional().describe('accessibility: e.g. wcag2aa'),
+  include_passes: z.boolean().optional(),
+  force_refresh: z.boolean().optional(),
+  tab_id: z.number().int().optional(),
 };
 
 type Args = { [K in keyof typeof AnalyzeInput]: z.infer<(typeof AnalyzeInput)[K]> };
 
 const MAX_SCAN = 50_000;
 
-export function analyze(ctx: ToolContext, a: Args): ToolResult {
+export function analyze(ctx: ToolContext, a: Args): ToolResult | Promise<ToolResult> {
+  switch (a.target) {
+    case 'dom':
+      if (!a.selector) return ctx.error('dom needs selector, e.g. analyze({target:"dom", selector:"#main button"})');
+      return runCommand(ctx, 'dom_query', pick(a, ['selector', 'include_styles', 'include_children', 'max_depth', 'properties']), { tabId: a.tab_id });
+    case 'page_info':
+      return runCommand(ctx, 'page_info', {}, { tabId: a.tab_id });
+    case 'accessibility':
+      return runCommand(ctx, 'a11y_audit', pick(a, ['scope', 'tags', 'include_passes', 'force_refresh']), { tabId: a.tab_id });
+    default:
+      return analyzeStored(ctx, a);
+  }
+}
+
+function pick(a: Args, keys: Array<keyof Args>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of keys) if (a[k] !== undefined) out[k] = a[k];
+  return out;
+}
+
+function analyzeStored(ctx: ToolContext, a: Args): ToolResult {
   const reader = ctx.reader();
   if (typeof reader === 'string') return ctx.error(reader);
   const text = (s: string): ToolResult => budgeted(ctx, s, a.budget ?? DEFAULT_BUDGET, 'narrow with url or limit');
@@ -44,6 +77,9 @@ export function analyze(ctx: ToolContext, a: Args): ToolResult {
       if (!cp) return ctx.error(`no checkpoint "${a.checkpoint}"; list them with configure({action:"checkpoint", checkpoint_action:"list"})`);
       return text(changes(ctx, cp.ords, cp.name, cp.created_at));
     }
+    default:
+      // the live targets are answered by the extension, in analyze() above
+      return ctx.error(`target ${a.target} is not a stored-data analysis`);
   }
 }
 

@@ -25,6 +25,10 @@ export interface ToolContext {
   reader(): StoreReader | string;
   server: IngestServer | null;
   client: ClientState;
+  /** the caller's identity: commands and their answers are keyed by it */
+  clientId: string;
+  /** how long a command call waits before answering with a query id */
+  commandWaitMs: number;
   producers(): ProducerInfo[];
   /** alerts waiting for this client, when an alert source is wired in (observe summary lists them) */
   alerts?: PendingAlertSource;

@@ -16,11 +16,12 @@ import { oneAtATime } from '../answer/per-client.js';
 import { line } from '../format.js';
 import { scan, type Hit, type Rec } from '../query.js';
 import type { ToolContext, ToolResult } from './context.js';
+import { commandResult } from './run-command.js';
 import { matcher, prefilter } from './observe-filter.js';
 import { list } from './observe-list.js';
 import { summary } from './summary.js';
 
-export const OBSERVE_WHATS = ['summary', 'errors', 'logs', 'network', 'network_bodies', 'websocket_events', 'websocket_status', 'actions', 'performance', 'page', 'timeline', 'error_bundles'] as const;
+export const OBSERVE_WHATS = ['summary', 'errors', 'logs', 'network', 'network_bodies', 'websocket_events', 'websocket_status', 'actions', 'performance', 'page', 'timeline', 'error_bundles', 'command_result'] as const;
 
 export const ObserveInput = {
   what: z.enum(OBSERVE_WHATS).describe('summary first: everything new, with the call to make next'),
@@ -40,6 +41,7 @@ export const ObserveInput = {
   connection_id: z.string().max(200).optional().describe('websocket_events'),
   direction: z.enum(['incoming', 'outgoing']).optional().describe('websocket_events'),
   window_s: z.number().min(1).max(120).optional().describe('error_bundles: seconds before each error, default 5'),
+  query_id: z.string().max(64).optional().describe('command_result'),
 };
 
 type Args = { [K in keyof typeof ObserveInput]: z.infer<(typeof ObserveInput)[K]> } & {
@@ -62,6 +64,7 @@ const KIND_OF: Record<string, Kind[]> = {
 };
 
 export async function observe(ctx: ToolContext, a: Args): Promise<ToolResult> {
+  if (a.what === 'command_result') return commandResult(ctx, a.query_id);
   const reader = ctx.reader();
   if (typeof reader === 'string') return ctx.error(reader);
   const budget = (a.budget ?? DEFAULT_BUDGET) - (a.reserve ?? 0);
