@@ -128,6 +128,8 @@ export class Detector {
     this.state.countError(sec);
     this.spike(sec, edgeAt);
     const sig = errorSignature(rec);
+    // stored with the record: observe folds errors by it without normalizing them again on main
+    rec._sig = hash32(sig);
     const seen = this.state.touch(hash32(`err:${sig}`), sec, NEW_ERROR_WINDOW_S);
     if (!seen || (seen.lastSeen >= 0 && sec - seen.lastSeen < NEW_ERROR_WINDOW_S)) return;
     const message = String(rec.message ?? '');

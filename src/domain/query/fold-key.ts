@@ -53,6 +53,9 @@ export function foldKey(kind: KindId, r: Rec): string {
   switch (k) {
     case 'logs':
     case 'ext_logs':
+      // errors carry the hash of their signature from the worker (src/domain/alerts/detect.ts):
+      // folding a flood of them on main then costs a map lookup, not six regexes each
+      if (typeof r._sig === 'number') return `${k}|${s(r.level)}|${s(r.type)}|#${r._sig}`;
       return `${k}|${s(r.level)}|${s(r.type)}|${errorSignature(r)}`;
     case 'network':
     case 'network_bodies':
