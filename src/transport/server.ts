@@ -10,6 +10,7 @@ import { AlertHub } from '../domain/alerts/hub.js';
 import { ThresholdTracker } from '../domain/alerts/thresholds.js';
 import { ciAlert } from '../domain/alerts/ci-alert.js';
 import { AlertRingReader } from '../shm/alert-ring.js';
+import { DetectState } from '../shm/detect-state.js';
 import { IngestPool } from '../pool/ingest-pool.js';
 import { allocateStore, StoreReader, type StoreBuffers } from '../shm/index.js';
 import { log } from '../log.js';
@@ -86,6 +87,7 @@ export async function startIngestServer(o: IngestServerOptions): Promise<IngestS
   let port = config.port;
   const guard = createGuard(() => port, config.allowed_origins);
   const alerts = new AlertHub();
+  const detectView = new DetectState(pool.detectBuffers);
   const thresholds = new ThresholdTracker();
   // The router and the edge point at each other; the closures resolve once both exist.
   let commands: CommandRouter | null = null;
@@ -155,7 +157,7 @@ export async function startIngestServer(o: IngestServerOptions): Promise<IngestS
       sessions: ws.sessions.size,
       commands: { pending: router.pendingCount, ...router.stats },
       ci_results: ci.list().length,
-      alerts: alerts.stats,
+      alerts: { ...alerts.stats, suppressed_at_source: detectView.alertsSuppressed, detector_lock_skips: detectView.lockSkips },
     };
   };
 

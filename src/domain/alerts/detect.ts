@@ -89,6 +89,8 @@ export class Detector {
       prior.alert.count = (prior.alert.count ?? 1) + (a.count ?? 1);
       return;
     }
+    // spikes and performance are rare by construction; the per-event sources share a cap
+    if (a.source !== 'spike_detector' && a.source !== 'performance_monitor' && !this.state.claimAlert(this.sec())) return;
     const alert: Alert = { ...a, timestamp: new Date(this.now()).toISOString(), correlation_id: correlationId(a.source.slice(0, 3)) };
     this.pending.set(a.dedup_key, { alert, edgeTime: edgeAt });
   }
