@@ -4,6 +4,7 @@
 import { build, context } from 'esbuild';
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -25,6 +26,11 @@ manifest.key = key;
 manifest.version = String(pkg.version).replace(/[^0-9.].*$/, '');
 writeFileSync(join(outdir, 'manifest.json'), JSON.stringify(manifest, null, 2));
 for (const f of ['popup.html', 'popup.css']) cpSync(join(here, 'src', 'popup', f), join(outdir, f));
+// axe-core ships prebuilt; the service worker injects it into a tab only when an audit is asked for.
+mkdirSync(join(outdir, 'vendor'), { recursive: true });
+const axeDir = dirname(createRequire(import.meta.url).resolve('axe-core/package.json'));
+cpSync(join(axeDir, 'axe.min.js'), join(outdir, 'vendor', 'axe.min.js'));
+cpSync(join(axeDir, 'LICENSE'), join(outdir, 'vendor', 'axe-core.LICENSE'));
 
 const options = {
   entryPoints: {

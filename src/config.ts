@@ -67,6 +67,15 @@ export const PoolSchema = z
   })
   .strict();
 
+export const CommandsSchema = z
+  .object({
+    /** how long a tool call waits for the extension before it answers with a query id instead */
+    wait_ms: z.number().int().min(100).max(60_000).default(5000),
+    /** commands waiting for the extension at once, all clients together */
+    max_pending: z.number().int().min(1).max(1024).default(64),
+  })
+  .strict();
+
 export const ConfigSchema = z
   .object({
     port: z.number().int().min(0).max(65535).default(7890),
@@ -76,6 +85,7 @@ export const ConfigSchema = z
     rings: RingsSchema.default(RingsSchema.parse({})),
     limits: LimitsSchema.default(LimitsSchema.parse({})),
     pool: PoolSchema.default(PoolSchema.parse({})),
+    commands: CommandsSchema.default(CommandsSchema.parse({})),
     log_level: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
     /** user redaction rules and allowlist, added to the built-in rule set */
     redaction: RedactionConfigSchema.default(RedactionConfigSchema.parse({})),

@@ -51,6 +51,20 @@ export const ERRORS = {
   input_full: { http: 503, wsClose: 1013, summary: 'ingest input buffer is full' },
   poison: { http: 500, wsClose: 0, summary: 'batch crashed a worker twice and was discarded' },
   internal: { http: 500, wsClose: 1011, summary: 'internal error' },
+  // --- tool calls (MCP isError text starts with the code)
+  bad_cursor: { http: 400, wsClose: 0, summary: 'cursor was not handed out by this kind of result' },
+  // --- on-demand commands (server → extension → result)
+  no_extension: { http: 503, wsClose: 0, summary: 'no extension connected to run the command' },
+  too_many_pending: { http: 503, wsClose: 0, summary: 'too many commands waiting for the extension' },
+  command_timeout: { http: 504, wsClose: 0, summary: 'the extension did not answer the command before its deadline' },
+  command_failed: { http: 502, wsClose: 0, summary: 'the extension could not run the command' },
+  invalid_params: { http: 400, wsClose: 0, summary: 'command parameters are invalid' },
+  invalid_result: { http: 502, wsClose: 0, summary: 'the result frame does not match its command type' },
+  result_too_large: { http: 502, wsClose: 0, summary: 'the result was larger than max_frame' },
+  unknown_result: { http: 400, wsClose: 0, summary: 'result frame for no pending command' },
+  unknown_query: { http: 404, wsClose: 0, summary: 'no such query for this client' },
+  agent_control_off: { http: 403, wsClose: 0, summary: 'agent control is disabled in the extension popup' },
+  extension_disconnected: { http: 503, wsClose: 0, summary: 'the extension disconnected before answering' },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -34,6 +34,8 @@ const BUILTIN_NOISE: Array<[NoiseRule['field'], string]> = [
 
 export class ClientState {
   readonly cursors: number[] = new Array<number>(KIND_COUNT).fill(0);
+  /** observe({what:"summary"}) reads on its own cursors, so the lists it points to still hold the details */
+  readonly summaryCursors: number[] = new Array<number>(KIND_COUNT).fill(0);
   readonly checkpoints = new Map<string, Checkpoint>();
   readonly noise: NoiseRule[] = [];
   private nextRule = 1;

@@ -40,7 +40,7 @@ export async function startMcpStdio(o: McpStdioOptions): Promise<{ close(): Prom
   });
   const mcp = g.mcp;
   const transport = new StdioLineTransport(o.stdin, writer);
-  const tools = new Set(['observe', 'analyze', 'configure']);
+  const tools = new Set(['observe', 'analyze', 'configure', 'interact']);
   // An unknown tool is a malformed request (JSON-RPC error), not a tool failure; the SDK would
   // answer it as an isError result.
   transport.preflight = (m) => {

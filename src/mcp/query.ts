@@ -26,6 +26,13 @@ export interface ScanSpec {
   tab?: number | undefined;
   /** stop scanning after this many ms (checked between chunks): the main thread serves pushes too */
   budgetMs?: number;
+  /** stop before this ordinal (a page of a range already answered) */
+  to?: number;
+  /**
+   * Matched records go here instead of into `hits`, so a caller that folds keeps a bounded map,
+   * not every record. Returning false stops the scan before that record (the map is full).
+   */
+  sink?: (h: Hit) => boolean;
 }
 
 export interface ScanResult {
@@ -36,8 +43,10 @@ export interface ScanResult {
   missed: number;
   /** ordinal to continue from: after the last returned hit, or after the scan when none */
   next: number;
-  /** true when the scan reached the newest record */
+  /** true when the scan reached the newest record (or `to`) */
   atEnd: boolean;
+  /** true when the sink refused a record; `next` is that record */
+  stopped?: boolean;
 }
 
 const CHUNK = 128;
@@ -55,6 +64,7 @@ export function scan(reader: StoreReader, s: ScanSpec): ScanResult {
   let ord = s.from;
   let next = s.from;
   let atEnd = false;
+  let stopped = false;
   const filter = s.anyOf || s.allOf || s.tab !== undefined
     ? (v: { bytes: Buffer; tab: number }) => {
         if (s.tab !== undefined && v.tab !== s.tab) return false;
@@ -65,14 +75,28 @@ export function scan(reader: StoreReader, s: ScanSpec): ScanResult {
     : undefined;
   const deadline = s.budgetMs !== undefined ? performance.now() + s.budgetMs : Infinity;
   while (scanned < s.maxScan && performance.now() < deadline) {
+    if (s.to !== undefined && ord >= s.to) {
+      atEnd = true;
+      break;
+    }
     const r = reader.read(s.kind, ord, CHUNK, { ...(filter ? { filter } : {}), maxScan: Math.min(CHUNK * 8, s.maxScan - scanned) });
     missed += r.missed;
     scanned += r.scanned;
     for (const rec of r.records) {
+      if (s.to !== undefined && rec.ord >= s.to) break;
       const obj = decode(rec.payload);
       if (s.match && !s.match(obj, rec)) continue;
       if (s.hide?.(obj)) {
         hidden++;
+        continue;
+      }
+      if (s.sink) {
+        if (!s.sink({ seq: rec.seq, ord: rec.ord, kind: rec.kind, recvTime: rec.recvTime, clientTime: rec.clientTime, tab: rec.tab, rec: obj })) {
+          stopped = true;
+          next = rec.ord;
+          break;
+        }
+        matched++;
         continue;
       }
       matched++;
@@ -81,12 +105,13 @@ export function scan(reader: StoreReader, s: ScanSpec): ScanResult {
         next = rec.ord + 1;
       }
     }
-    if (hits.length < s.limit) next = r.next;
+    if (stopped) break;
+    if (s.sink || hits.length < s.limit) next = s.to !== undefined ? Math.min(r.next, s.to) : r.next;
     ord = r.next;
-    if (r.atEnd) {
+    if (r.atEnd || (s.to !== undefined && ord >= s.to)) {
       atEnd = true;
       break;
     }
   }
-  return { hits, matched, hidden, scanned, missed, next, atEnd };
+  return { hits, matched, hidden, scanned, missed, next, atEnd, stopped };
 }

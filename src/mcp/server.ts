@@ -1,6 +1,6 @@
 /**
- * The MCP server: four tools at most (observe, analyze, configure; interact arrives with the
- * extension's commands), the guide resource, logging. Errors cross this boundary once: bad
+ * The MCP server: the four tools (observe, analyze, configure, interact — the product's
+ * maximum), the guide resource, logging. Errors cross this boundary once: bad
  * arguments and missing data become isError results that say what to do next.
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -12,9 +12,11 @@ import { VERSION } from '../version.js';
 import { GUIDE, INSTRUCTIONS } from './guide.js';
 import { analyze, AnalyzeInput } from './tools/analyze.js';
 import { configure, ConfigureInput } from './tools/configure.js';
-import type { ToolContext, ToolResult } from './tools/context.js';
+import type { PendingAlertSource, ToolContext, ToolResult } from './tools/context.js';
 import { observe, ObserveInput } from './tools/observe.js';
+import { DEFAULT_BUDGET } from './answer/budget.js';
 import { AlertDelivery, type Notify } from './alerts.js';
+import { interact, InteractInput } from './tools/interact.js';
 
 export interface McpDeps {
   config: Readonly<Config>;
@@ -58,7 +60,10 @@ export function createGasolineMcp(deps: McpDeps): GasolineMcp {
       `no browser data: the ingest server is not running (${deps.portError ?? 'not started'}). Stop the other process on port ${deps.config.port} or set GASOLINE_PORT, then restart this MCP server.`,
     server: deps.server,
     client: clients.get(clientId),
+    clientId,
+    commandWaitMs: deps.config.commands.wait_ms,
     producers: () => deps.server?.ws.producers() ?? [],
+    alerts: alerts.pendingSource,
     text,
     error,
     redact,
@@ -75,13 +80,23 @@ export function createGasolineMcp(deps: McpDeps): GasolineMcp {
   alerts.attach(deps.server?.alerts);
   // OI-3: a new session starts with streaming off
   mcp.server.oninitialized = () => alerts.stream.reset();
-  const withAlerts = (r: ToolResult, drain: boolean): ToolResult => {
-    const extra = drain ? alerts.drainBlock() : alerts.note();
-    return extra ? { ...r, content: [...r.content, { type: 'text', text: redact(extra) }] } : r;
-  };
-  const guard = async (fn: () => ToolResult | Promise<ToolResult>, drain = false): Promise<ToolResult> => {
+  const append = (r: ToolResult, extra: string): ToolResult => (extra ? { ...r, content: [...r.content, { type: 'text', text: redact(extra) }] } : r);
+  const guard = async (fn: () => ToolResult | Promise<ToolResult>): Promise<ToolResult> => {
     try {
-      return withAlerts(await fn(), drain);
+      return append(await fn(), alerts.note());
+    } catch (e) {
+      return error(`internal error: ${(e as Error).message}; the server keeps running — retry, or check configure({action:"health"})`);
+    }
+  };
+  // observe carries the waiting alerts; they share the caller's budget (a quarter at most, 2 000
+  // characters), so the whole result stays within it
+  const observeWithAlerts = async (a: Parameters<typeof observe>[1]): Promise<ToolResult> => {
+    const budget = a.budget ?? DEFAULT_BUDGET;
+    const block = alerts.prepareBlock(Math.min(2000, Math.floor(budget / 4)));
+    try {
+      const r = await observe(ctx(), block.text ? { ...a, reserve: block.text.length + 1 } : a);
+      block.commit();
+      return append(r, block.text);
     } catch (e) {
       return error(`internal error: ${(e as Error).message}; the server keeps running — retry, or check configure({action:"health"})`);
     }
@@ -89,18 +104,23 @@ export function createGasolineMcp(deps: McpDeps): GasolineMcp {
 
   mcp.registerTool(
     'observe',
-    { description: 'What the browser did, new since you last looked. Start with what:"errors". See gasoline://guide.', inputSchema: ObserveInput },
-    (a) => guard(() => observe(ctx(), a), true),
+    { description: 'What the browser did, new since you last looked. Start with what:"summary". Repeats fold into one line ×count; answers fit budget chars, worst first; follow the after:"…" cursors they name for the rest. Alerts ride along. See gasoline://guide.', inputSchema: ObserveInput },
+    (a) => observeWithAlerts(a),
   );
   mcp.registerTool(
     'analyze',
-    { description: 'Conclusions: error_clusters, performance regressions, changes since a checkpoint, security findings.', inputSchema: AnalyzeInput },
+    { description: 'Conclusions: error_clusters, performance, changes, security; live page via the extension: dom, page_info, accessibility.', inputSchema: AnalyzeInput },
     (a) => guard(() => analyze(ctx(), a)),
   );
   mcp.registerTool(
     'configure',
     { description: 'health, clear, checkpoint, noise_rule, store.', inputSchema: ConfigureInput },
     (a) => guard(() => configure(ctx(), { stateDir: deps.config.state_dir, mcpHealth: deps.mcpHealth ?? (() => ({ client_id: clientId })), stream: alerts.stream }, a)),
+  );
+  mcp.registerTool(
+    'interact',
+    { description: 'Drive the page (needs "Allow agent control" in the extension popup). See gasoline://guide.', inputSchema: InteractInput },
+    (a) => guard(() => interact(ctx(), a)),
   );
   mcp.registerResource('guide', 'gasoline://guide', { title: 'How to use Gasoline', mimeType: 'text/markdown' }, (uri) => ({
     contents: [{ uri: uri.href, mimeType: 'text/markdown', text: GUIDE }],

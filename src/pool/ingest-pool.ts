@@ -49,6 +49,8 @@ export class IngestPool implements TaskRunner {
   readonly redaction: LiveRedaction;
   /** workers publish alerts here; main reads them (AlertHub) */
   readonly alertRing = allocateAlertRing();
+  /** what the workers' detectors share; main only reads its counters */
+  readonly detectBuffers = allocateDetectState();
 
   constructor(private readonly o: IngestPoolOptions) {
     const p = o.config.pool;
@@ -75,7 +77,7 @@ export class IngestPool implements TaskRunner {
       faultInjection: o.faultInjection ?? false,
       chaos: new SharedArrayBuffer(16),
       alerts: this.alertRing,
-      detect: allocateDetectState(),
+      detect: this.detectBuffers,
     };
     this.piscina = new Piscina({
       filename: workerFile(),

@@ -24,7 +24,17 @@ const PERF_WORDS = 4; // hash, baseline count, regressed flag, (pad)
 const LOCK = 0;
 const LAST_SPIKE_CHECK = 1;
 const LOCK_SKIPS = 2;
+const ALERT_SEC = 3;
+const ALERT_COUNT = 4;
+const ALERTS_SUPPRESSED = 5;
 const HEADER = 8;
+
+/**
+ * Alerts per second, all workers together, from the per-event sources (new errors, server
+ * errors, closes, noise). A page throwing thousands of distinct errors a second is one story —
+ * the spike alert tells it — not thousands of alerts: past this, they are counted, not sent.
+ */
+export const MAX_EVENT_ALERTS_PER_S = 50;
 
 export interface DetectStateBuffers {
   words: SharedArrayBuffer;
@@ -62,6 +72,20 @@ export class DetectState {
 
   get lockSkips(): number {
     return Atomics.load(this.w, LOCK_SKIPS);
+  }
+
+  /** alerts not sent because the per-second cap was reached */
+  get alertsSuppressed(): number {
+    return Atomics.load(this.w, ALERTS_SUPPRESSED);
+  }
+
+  /** One alert's place in this second's allowance; false (and counted) once it is used up. */
+  claimAlert(sec: number): boolean {
+    const stamp = Atomics.load(this.w, ALERT_SEC);
+    if (stamp !== sec && Atomics.compareExchange(this.w, ALERT_SEC, stamp, sec) === stamp) Atomics.store(this.w, ALERT_COUNT, 0);
+    if (Atomics.add(this.w, ALERT_COUNT, 1) < MAX_EVENT_ALERTS_PER_S) return true;
+    Atomics.add(this.w, ALERTS_SUPPRESSED, 1);
+    return false;
   }
 
   /** Runs `fn` under the lock, or returns undefined (counted) when the lock stays busy. */

@@ -10,6 +10,7 @@ import { AlertHub } from '../domain/alerts/hub.js';
 import { ThresholdTracker } from '../domain/alerts/thresholds.js';
 import { ciAlert } from '../domain/alerts/ci-alert.js';
 import { AlertRingReader } from '../shm/alert-ring.js';
+import { DetectState } from '../shm/detect-state.js';
 import { IngestPool } from '../pool/ingest-pool.js';
 import { allocateStore, StoreReader, type StoreBuffers } from '../shm/index.js';
 import { log } from '../log.js';
@@ -19,6 +20,7 @@ import { createGuard } from './guard.js';
 import { HttpEdge } from './http.js';
 import { uws, type us_listen_socket } from './uws.js';
 import { WsEdge, type WsEdgeOptions } from './ws.js';
+import { CommandRouter } from '../clients/commands.js';
 
 /**
  * uWS listens with SO_REUSEPORT, so a second server on the same port would silently share it
@@ -63,6 +65,8 @@ export interface IngestServer {
   readonly ci: CiResults;
   /** every alert, from the workers and from main, fanned out to the MCP sessions */
   readonly alerts: AlertHub;
+  /** on-demand commands to the extension, routed back to the MCP client that asked */
+  readonly commands: CommandRouter;
   health(): Record<string, unknown>;
   /** stop intake → drain in flight (bounded) → close sockets 1001 → close workers; idempotent */
   close(): Promise<void>;
@@ -83,18 +87,27 @@ export async function startIngestServer(o: IngestServerOptions): Promise<IngestS
   let port = config.port;
   const guard = createGuard(() => port, config.allowed_origins);
   const alerts = new AlertHub();
+  const detectView = new DetectState(pool.detectBuffers);
   const thresholds = new ThresholdTracker();
+  // The router and the edge point at each other; the closures resolve once both exist.
+  let commands: CommandRouter | null = null;
   const ws = new WsEdge({
     config,
     pool,
     guard,
     stats,
-    onResult: o.onResult,
+    onResult: (conn, r) => {
+      commands?.onResult(conn.id, r);
+      o.onResult?.(conn, r);
+    },
     onProducerChange: (event, p) => {
+      if (event === 'disconnected') commands?.onDisconnect(p.id);
       if (p.client === 'extension') alerts.publish({ alert: thresholds.extension(event, p.session, p.version), edgeTime: 0 });
       o.onProducerChange?.(event, p);
     },
   });
+  commands = new CommandRouter({ target: () => ws.commandTarget(), send: (id, f) => ws.sendTo(id, f) }, { maxPending: config.commands.max_pending });
+  const router = commands;
   // worker alerts arrive through the alert ring; main never blocks on it (Atomics.waitAsync)
   const alertReader = new AlertRingReader(pool.alertRing);
   alertReader.listen((b) => alerts.fromWorkers(b.records, b.missed));
@@ -142,8 +155,9 @@ export async function startIngestServer(o: IngestServerOptions): Promise<IngestS
       edge: stats.snapshot(),
       redaction: { redacted: { ...pool.redacted }, redaction_failed: pool.redactionFailed, rules_version: pool.redaction.version, user_rules: pool.redaction.rules.length },
       sessions: ws.sessions.size,
+      commands: { pending: router.pendingCount, ...router.stats },
       ci_results: ci.list().length,
-      alerts: alerts.stats,
+      alerts: { ...alerts.stats, suppressed_at_source: detectView.alertsSuppressed, detector_lock_skips: detectView.lockSkips },
     };
   };
 
@@ -203,10 +217,11 @@ export async function startIngestServer(o: IngestServerOptions): Promise<IngestS
       const drainMs = config.pool.shutdown_drain_ms;
       await Promise.race([pool.dispatcher.whenIdle(), new Promise((r) => setTimeout(r, drainMs).unref())]);
       ws.closeAll('shutting_down');
+      router.close();
       await pool.close(0);
     })();
     return closing;
   };
 
-  return { port, store, reader, pool, ws, stats, ci, alerts, health, close };
+  return { port, store, reader, pool, ws, stats, ci, alerts, commands: router, health, close };
 }

@@ -94,6 +94,27 @@ export class WsEdge {
     return out;
   }
 
+  /**
+   * Where commands go: the newest ready extension connection. A restarted service worker opens a
+   * new socket while the old one may linger until its close is seen; the new one is the live one.
+   */
+  commandTarget(): number | null {
+    let best: Conn | null = null;
+    for (const c of this.conns) if (c.state === 'ready' && c.producer?.client === 'extension' && (!best || c.id > best.id)) best = c;
+    return best ? best.id : null;
+  }
+
+  /** Sends one frame on connection `connId`; false when it is gone. */
+  sendTo(connId: number, frame: Record<string, unknown>): boolean {
+    for (const c of this.conns) {
+      if (c.id !== connId) continue;
+      if (c.state !== 'ready') return false;
+      this.send(c, frame);
+      return true;
+    }
+    return false;
+  }
+
   attach(app: TemplatedApp): void {
     const limits = this.o.config.limits;
     app.ws<ConnData>('/ws', {
@@ -187,6 +208,9 @@ export class WsEdge {
     switch (conn.state) {
       case 'new':
         conn.state = 'awaiting_hello';
+        // The client met its deadline when its first frame arrived; how long our workers take to
+        // decode it (hundreds of hellos at once, a loaded machine) is not its fault.
+        clearTimeout(conn.helloTimer);
         this.dispatchHello(frame);
         return;
       case 'awaiting_hello':

@@ -219,9 +219,10 @@ describe.skipIf(!hasChromium)('network bodies when enabled', () => {
       const page = await browser.ctx.newPage();
       await page.goto(`${fixture.origin}/`);
       await page.evaluate('window.fixture.ready');
-      const bodies = await waitFor('bodies of /api/fail', () => {
+      // the XHR's body may ride a later batch than the fetch's: wait for both (failed under load)
+      const bodies = await waitFor('bodies of /api/fail and /api/xhr', () => {
         const l = sink.records('network_bodies');
-        return l.some((r) => String(r.url).endsWith('/api/fail')) ? l : null;
+        return l.some((r) => String(r.url).endsWith('/api/fail')) && l.some((r) => String(r.url).includes('/api/xhr')) ? l : null;
       });
       const fail = bodies.find((r) => String(r.url).endsWith('/api/fail'))!;
       expect(fail).toMatchObject({ method: 'POST', status: 500, content_type: 'application/json', request_body: '{"q":1}' });

@@ -22,7 +22,8 @@ describe('gasoline over stdio', () => {
     const guide = await client.readResource({ uri: 'gasoline://guide' });
     expect((guide.contents[0] as { text: string }).text).toContain('observe');
     const tools = await client.listTools();
-    expect(tools.tools.map((t) => t.name).sort()).toEqual(['analyze', 'configure', 'observe']);
+    expect(tools.tools.map((t) => t.name).sort()).toEqual(['analyze', 'configure', 'interact', 'observe']);
+    // every schema character is paid on every agent turn: all four tools together stay small
     const schemaChars = JSON.stringify(tools.tools).length;
     expect(schemaChars).toBeLessThan(10_000);
 
@@ -32,7 +33,7 @@ describe('gasoline over stdio', () => {
     await p.ackFor(0);
     const r = await client.callTool({ name: 'observe', arguments: { what: 'errors' } });
     const text = (r.content as Array<{ text: string }>)[0]!.text;
-    expect(text).toContain('1 matched, 1 shown');
+    expect(text).toContain('1 matched (1 distinct), showing 1');
     expect(text).toContain('TypeError: cannot read x of undefined');
     const again = await client.callTool({ name: 'observe', arguments: { what: 'errors' } });
     expect((again.content as Array<{ text: string }>)[0]!.text).toContain('0 matched');

@@ -80,10 +80,10 @@ describe('observe', () => {
   it('errors: exceptions and failed requests, noise hidden and counted, then nothing new', async () => {
     const c = await agent('a1');
     const r = await call(c, 'observe', { what: 'errors' });
-    expect(r.text).toMatch(/errors \(new since your last look\): 2 matched, 2 shown; 1 hidden by noise rules/);
+    expect(r.text).toMatch(/errors \(new since your last look\): 2 matched \(2 distinct\), showing 2; 1 hidden by noise rules/);
     expect(r.text).toContain('"TypeError: x is undefined"');
     expect(r.text).toContain('POST http://127.0.0.1:3000/api/users → 500');
-    expect((await call(c, 'observe', { what: 'errors' })).text).toContain('0 matched, 0 shown');
+    expect((await call(c, 'observe', { what: 'errors' })).text).toBe('errors (new since your last look): 0 matched');
     // a second agent has its own cursors and sees everything
     const other = await agent('a2');
     expect((await call(other, 'observe', { what: 'errors' })).text).toContain('2 matched');
@@ -94,19 +94,27 @@ describe('observe', () => {
     const warn = await call(c, 'observe', { what: 'logs', min_level: 'warn', from: 'start' });
     expect(warn.text).not.toContain('app booted');
     expect(warn.text).toContain('slow render');
+    // the limit is filled most severe first: the failed request, then the rest by cursor
     const one = await call(c, 'observe', { what: 'logs', from: 'start', limit: 1 });
-    expect(one.text).toContain('1 shown');
+    expect(one.text).toContain('showing 1');
+    expect(one.text).toContain('POST http://127.0.0.1:3000/api/users → 500');
+    expect(one.text).toMatch(/not shown: 3 lines \(3 records\) over the limit 1/);
     const cursor = /after:"([^"]+)"/.exec(one.text)![1]!;
     const rest = await call(c, 'observe', { what: 'logs', after: cursor, limit: 10 });
+    expect(rest.text).toContain('showing 3');
     expect(rest.text).toContain('slow render');
-    expect(rest.text).not.toContain('app booted');
+    expect(rest.text).toContain('app booted');
+    expect(rest.text).not.toContain('/api/users → 500');
     expect((await call(c, 'observe', { what: 'logs', from: 'start', contains: 'DB DOWN' })).text).toContain('1 matched');
-    const back = await call(c, 'observe', { what: 'logs', before: /after:"([^"]+)"/.exec(rest.text)?.[1] ?? cursor, limit: 1 });
+    const back = await call(c, 'observe', { what: 'logs', before: cursor, limit: 1 });
     expect(back.text).toContain('1 shown');
+    expect(back.text).toContain('/api/users → 500');
     expect((await call(c, 'observe', { what: 'logs', from: 'start', tab_id: 7 })).text).not.toContain(' 0 matched');
     expect((await call(c, 'observe', { what: 'logs', from: 'start', tab_id: 99 })).text).toContain(' 0 matched');
     const bad = await call(c, 'observe', { what: 'logs', after: 'zz.zz.zz' });
     expect(bad.isError).toBe(true);
+    expect(bad.text).toMatch(/^bad_cursor: after: "zz.zz.zz" is not a cursor of observe\(\{what:"logs"\}\)/);
+    expect((await call(c, 'observe', { what: 'logs', before: '1~0~0' })).text).toMatch(/^bad_cursor: before:/);
   });
 
   it('network with method and status range; network_bodies; actions', async () => {

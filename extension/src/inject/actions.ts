@@ -6,13 +6,27 @@
 import { cfg, emit } from './channel.js';
 import { selectorsFor } from './selectors.js';
 import { guard, now } from './util.js';
-import type { Json } from '../shared/protocol.js';
+import { AGENT_MARK, type Json } from '../shared/protocol.js';
 
 const NAV_KEYS = new Set(['Enter', 'Tab', 'Escape', 'ArrowUp', 'ArrowDown', 'ArrowLeft', 'ArrowRight', 'PageUp', 'PageDown', 'Home', 'End']);
 const SCROLL_THROTTLE_MS = 250;
 /** typing is one action per field and pause, not one per keystroke */
 const INPUT_SETTLE_MS = 500;
 const VALUE_MAX = 256;
+
+// taken at document_start, before page scripts could replace Date.now
+const clock = Date.now.bind(Date);
+
+/** Inside the window the service worker's interact opened (its expiry is the mark's value). */
+function agentWindow(): boolean {
+  const until = Number(document.documentElement.getAttribute(AGENT_MARK));
+  return until > 0 && clock() <= until;
+}
+
+/** Events the agent dispatched: the worker records them itself, as source "agent". */
+function agentDriven(e: Event): boolean {
+  return !e.isTrusted && agentWindow();
+}
 
 const SENSITIVE_NAME = /pass(word|wd|code)?|pwd|secret|token|card|cc-?(num|number|csc|cvc|exp)|cvv|cvc|credit|iban|ssn|security.?code|pin\b/i;
 const SENSITIVE_AUTOCOMPLETE = /^(cc-|current-password|new-password|one-time-code)/i;
@@ -68,7 +82,7 @@ export function installActions(): void {
   addEventListener(
     'click',
     (e) => {
-      if (!cfg.on) return;
+      if (!cfg.on || agentDriven(e)) return;
       guard(() => {
         const target = e.target instanceof Element ? e.target : null;
         action('click', target?.closest(INTERACTIVE) ?? target);
@@ -80,7 +94,7 @@ export function installActions(): void {
   addEventListener(
     'input',
     (e) => {
-      if (!cfg.on || !(e.target instanceof Element)) return;
+      if (!cfg.on || agentDriven(e) || !(e.target instanceof Element)) return;
       const el = e.target;
       if (el.tagName === 'SELECT') return; // reported as `select` on change
       if (pendingInput && pendingInput.el !== el) flushInput();
@@ -94,7 +108,7 @@ export function installActions(): void {
   addEventListener(
     'change',
     (e) => {
-      if (!cfg.on || !(e.target instanceof HTMLSelectElement)) return;
+      if (!cfg.on || agentDriven(e) || !(e.target instanceof HTMLSelectElement)) return;
       const sel = e.target;
       guard(() => {
         const opt = sel.selectedOptions[0];
@@ -107,7 +121,7 @@ export function installActions(): void {
   addEventListener(
     'keydown',
     (e) => {
-      if (!cfg.on || !NAV_KEYS.has(e.key)) return;
+      if (!cfg.on || agentDriven(e) || !NAV_KEYS.has(e.key)) return;
       guard(() => action('keypress', e.target instanceof Element ? e.target : null, { key: e.key }));
     },
     opts,
@@ -116,7 +130,7 @@ export function installActions(): void {
   addEventListener(
     'submit',
     (e) => {
-      if (!cfg.on) return;
+      if (!cfg.on || agentDriven(e)) return;
       flushInput();
       guard(() => action('submit', e.target instanceof Element ? e.target : null));
     },
@@ -127,7 +141,7 @@ export function installActions(): void {
   addEventListener(
     'scroll',
     () => {
-      if (!cfg.on || scrollTimer !== undefined) return;
+      if (!cfg.on || scrollTimer !== undefined || agentWindow()) return;
       scrollTimer = setTimeout(() => {
         scrollTimer = undefined;
         guard(() => action('scroll', null, { scroll_y: Math.round(scrollY) }));

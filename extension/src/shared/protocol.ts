@@ -89,3 +89,10 @@ export interface ResultFrame {
 }
 
 export const DEFAULT_SERVER_PORT = 7890;
+
+/**
+ * Set on <html> while `interact` dispatches events in the page (sw/page/act.ts); its value is the
+ * window's expiry (epoch ms). The page hook leaves events seen inside the window to the worker,
+ * which records them with source "agent".
+ */
+export const AGENT_MARK = 'data-gasoline-agent';

@@ -6,6 +6,7 @@
  * running while connected, and an alarm (only while disconnected) wakes it to retry.
  */
 import { CommandRegistry } from './commands.js';
+import { registerHandlers } from './handlers.js';
 import { Tracking } from './tracking.js';
 import { Transport, type SocketLike } from './transport.js';
 import { DEFAULT_SETTINGS, normalizeSettings, type FileConfig, type PopupStatus, type Settings } from '../shared/settings.js';
@@ -84,7 +85,7 @@ function startTransport(): void {
       void chrome.action.setBadgeBackgroundColor({ color: '#c0392b' }).catch(() => undefined);
     },
     onCommand: (cmd) => {
-      void commands.dispatch(cmd).then((r) => t.send(r));
+      void commands.dispatch(cmd).then((r) => t.sendResult(r));
     },
   });
   transport = t;
@@ -207,3 +208,8 @@ chrome.runtime.onInstalled.addListener(() => {
 });
 
 commands.register('extension_status', async () => popupStatus(undefined));
+registerHandlers(commands, {
+  settings: () => settings,
+  tracking,
+  emitActions: (tabId, pageUrl, actions) => transport?.add(tabId, pageUrl, { actions }),
+});

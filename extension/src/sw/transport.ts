@@ -67,6 +67,8 @@ export interface TransportCounters {
   batches_resent: number;
   nacks: number;
   connects: number;
+  /** command results replaced by an error because they exceeded max_frame */
+  results_too_large: number;
 }
 
 export interface TransportStatus {
@@ -122,6 +124,7 @@ export class Transport {
     batches_resent: 0,
     nacks: 0,
     connects: 0,
+    results_too_large: 0,
   };
 
   constructor(opts: TransportOptions) {
@@ -223,6 +226,22 @@ export class Transport {
   send(frame: ResultFrame | { t: 'ping' | 'pong'; ts: number }): boolean {
     if (this.state.kind !== 'connected' || !this.socket || this.socket.readyState !== OPEN) return false;
     this.socket.send(pack(frame));
+    return true;
+  }
+
+  /**
+   * Sends a command's result. One larger than the server's max_frame would get the socket closed
+   * (1009) and lose every batch in flight with it, so it is replaced by an error result that says
+   * how large it was; the connection keeps working.
+   */
+  sendResult(frame: ResultFrame): boolean {
+    if (this.state.kind !== 'connected' || !this.socket || this.socket.readyState !== OPEN) return false;
+    let bytes = pack(frame);
+    if (bytes.byteLength > this.maxFrame) {
+      this.counters.results_too_large++;
+      bytes = pack({ t: 'result', id: frame.id, status: 'error', error: `result_too_large: the answer was ${bytes.byteLength} bytes, over max_frame ${this.maxFrame}; narrow the query (a more specific selector, no children or styles)` } satisfies ResultFrame);
+    }
+    this.socket.send(bytes);
     return true;
   }
 

@@ -40,6 +40,13 @@ export class AlertBuffer {
     return this.size;
   }
 
+  /** Oldest first, without taking them. */
+  peek(): Alert[] {
+    const out: Alert[] = [];
+    for (let i = 0; i < this.size; i++) out.push(this.ring[(this.head + i) % this.capacity]!);
+    return out;
+  }
+
   /** Oldest first; empties the buffer. */
   drain(): Alert[] {
     const out: Alert[] = [];
@@ -57,11 +64,14 @@ export class AlertBuffer {
 
 const time = (a: Alert): number => Date.parse(a.timestamp) || 0;
 
+/** alerts with the same key are one line */
+export const foldKey = (a: Pick<Alert, 'category' | 'title'>): string => `${a.category}\u0000${a.title}`;
+
 export function synthesize(alerts: readonly Alert[]): SynthesizedAlert[] {
   // fold repeats by (category, title): the newest stands for them, with their total count
   const byKey = new Map<string, SynthesizedAlert>();
   for (const a of alerts) {
-    const key = `${a.category}\u0000${a.title}`;
+    const key = foldKey(a);
     const prior = byKey.get(key);
     const n = a.count ?? 1;
     if (!prior) byKey.set(key, { ...a, count: n });
@@ -94,22 +104,42 @@ export function synthesize(alerts: readonly Alert[]): SynthesizedAlert[] {
   return list;
 }
 
-/** The second text block of an observe result; '' when there is nothing to say. */
-export function formatAlerts(alerts: readonly Alert[]): string {
-  if (alerts.length === 0) return '';
+/**
+ * The second text block of an observe result ('' when there is nothing to say), at most
+ * `maxChars` long: what does not fit is returned, to wait for the next observe.
+ */
+export function formatAlerts(alerts: readonly Alert[], maxChars = Infinity): { text: string; rest: SynthesizedAlert[]; shown: Set<string> } {
+  if (alerts.length === 0) return { text: '', rest: [], shown: new Set() };
   const list = synthesize(alerts);
-  const lines: string[] = [`--- ALERTS (${list.length}) ---`];
+  const head: string[] = [`--- ALERTS (${list.length}) ---`];
   if (list.length > 3) {
     const byCat = new Map<string, number>();
     for (const a of list) byCat.set(a.category, (byCat.get(a.category) ?? 0) + 1);
-    lines.push(`${list.length} alerts: ${[...byCat].map(([c, n]) => `${n} ${c}`).join(', ')}`);
+    head.push(`${list.length} alerts: ${[...byCat].map(([c, n]) => `${n} ${c}`).join(', ')}`);
   }
+  const lines = [...head];
+  let size = lines.join('\n').length;
+  let shown = 0;
   for (const a of list) {
     const count = a.count > 1 ? ` ×${a.count}` : '';
-    lines.push(`[${a.severity}] ${a.category}: ${a.title}${count} — ${a.detail}${a.url && !a.detail.includes(a.url) ? ` (${a.url})` : ''} · ${a.timestamp} · ${a.correlation_id}`);
-    if (a.related) lines.push(`    with ${a.related.category}: ${a.related.title} — ${a.related.detail}`);
+    let entry = `[${a.severity}] ${a.category}: ${a.title}${count} — ${a.detail}${a.url && !a.detail.includes(a.url) ? ` (${a.url})` : ''} · ${a.timestamp} · ${a.correlation_id}`;
+    if (a.related) entry += `\n    with ${a.related.category}: ${a.related.title} — ${a.related.detail}`;
+    // the most severe alert is always shown, cut if it must be; the rest only whole
+    if (shown > 0 && size + 1 + entry.length > maxChars - 60) break;
+    if (shown === 0 && size + 1 + entry.length > maxChars) entry = `${entry.slice(0, Math.max(40, maxChars - size - 2))}…`;
+    lines.push(entry);
+    size += 1 + entry.length;
+    shown++;
   }
-  return lines.join('\n');
+  const rest = list.slice(shown);
+  if (rest.length) lines.push(`+${rest.length} more alert${rest.length === 1 ? '' : 's'}: observe again to see ${rest.length === 1 ? 'it' : 'them'}`);
+  // which originals the shown entries stand for (a compound stands for both of its parts)
+  const keys = new Set<string>();
+  for (const a of list.slice(0, shown)) {
+    keys.add(foldKey(a));
+    if (a.related) keys.add(foldKey(a.related));
+  }
+  return { text: lines.join('\n'), rest, shown: keys };
 }
 
 /** The one line other tools add while alerts wait; '' when none do. */

@@ -4,7 +4,8 @@
  * alerts are collected and handed over after the batch committed, aggregated by dedup key.
  */
 import type { Kind } from '../kinds.js';
-import { errorSignature, pathTemplate } from '../query/signature.js';
+import { errorSignature, pathTemplate, topFrame } from '../query/signature.js';
+import { signatureHash } from '../query/signature-hash.js';
 import { regressions, type Metric } from '../query/vitals.js';
 import { hash32, PERF_METRICS, type DetectState } from '../../shm/detect-state.js';
 import { correlationId, type Alert, type AlertEnvelope } from './alert.js';
@@ -66,6 +67,17 @@ export class Detector {
     }
   }
 
+  /** occurrences of a noise key in this worker's current window (bounded map, reset when full) */
+  private noise = new Map<number, { start: number; count: number }>();
+
+  private countNoise(key: number, sec: number): number {
+    const e = this.noise.get(key);
+    if (e && sec - e.start < NOISE_WINDOW_S) return ++e.count;
+    if (!e && this.noise.size >= 4096) this.noise.clear();
+    this.noise.set(key, { start: sec, count: 1 });
+    return 1;
+  }
+
   /** The batch committed: what it raised, one envelope per dedup key. */
   take(): AlertEnvelope[] {
     if (this.pending.size === 0) return [];
@@ -83,12 +95,14 @@ export class Detector {
     return Math.floor(this.now() / 1000);
   }
 
-  private raise(a: Omit<Alert, 'timestamp' | 'correlation_id'>, edgeAt: number): void {
+  private raise(a: Omit<Alert, 'timestamp' | 'correlation_id'>, edgeAt: number, claimed = false): void {
     const prior = this.pending.get(a.dedup_key);
     if (prior) {
       prior.alert.count = (prior.alert.count ?? 1) + (a.count ?? 1);
       return;
     }
+    // spikes and performance are rare by construction; the per-event sources share a cap
+    if (!claimed && a.source !== 'spike_detector' && a.source !== 'performance_monitor' && !this.state.claimAlert(this.sec())) return;
     const alert: Alert = { ...a, timestamp: new Date(this.now()).toISOString(), correlation_id: correlationId(a.source.slice(0, 3)) };
     this.pending.set(a.dedup_key, { alert, edgeTime: edgeAt });
   }
@@ -102,10 +116,10 @@ export class Detector {
     const isError = rec.level === 'error' || rec.type === 'exception';
     if (!isError) {
       // noise: the same non-error message over and over. Most records are console chatter, so
-      // the key is one hashing pass, not the regex signature errors get.
+      // this is one hashing pass and a count in this worker's own map, no lock; the shared table
+      // only makes sure one worker alerts
       const noiseKey = digitFoldedHash(String(rec.message ?? ''));
-      const seen = this.state.touch(noiseKey, sec, NOISE_WINDOW_S);
-      if (seen && seen.countInWindow === NOISE_MIN) {
+      if (this.countNoise(noiseKey, sec) === NOISE_MIN) {
         const gate = this.state.touch(noiseKey ^ 0x5bd1e995, sec, NOISE_REALERT_S);
         if (gate && gate.countInWindow === 1) {
           const sig = errorSignature(rec);
@@ -127,9 +141,18 @@ export class Detector {
     }
     this.state.countError(sec);
     this.spike(sec, edgeAt);
-    const sig = errorSignature(rec);
-    const seen = this.state.touch(hash32(`err:${sig}`), sec, NEW_ERROR_WINDOW_S);
+    // one pass over the message (and the top frame of an exception), not the six regexes of
+    // errorSignature: this runs for every error ingested
+    const message0 = String(rec.message ?? '');
+    const top = typeof rec.stack === 'string' && rec.stack ? topFrame(rec.stack) : '';
+    const sigHash = signatureHash(top, signatureHash(message0));
+    // stored with the record: observe folds errors by it without normalizing them again on main
+    rec._sig = sigHash;
+    const seen = this.state.touch(sigHash ^ 0x27d4eb2f, sec, NEW_ERROR_WINDOW_S);
     if (!seen || (seen.lastSeen >= 0 && sec - seen.lastSeen < NEW_ERROR_WINDOW_S)) return;
+    // the allowance first: in a flood of new errors, building their text is most of the cost
+    if (!this.state.claimAlert(sec)) return;
+    const sig = errorSignature(rec);
     const message = String(rec.message ?? '');
     const where = typeof rec.source === 'string' ? rec.source : typeof rec.filename === 'string' ? `${rec.filename}:${String(rec.lineno ?? '')}` : '';
     this.raise(
@@ -140,10 +163,11 @@ export class Detector {
         detail: cut(`${message}${where ? ` (at ${where})` : ''}`, 1000),
         source: 'error_detector',
         ...(typeof rec.url === 'string' ? { url: cut(rec.url, 500) } : pageUrl ? { url: cut(pageUrl, 500) } : {}),
-        dedup_key: `error:${hash32(sig)}`,
+        dedup_key: `error:${sigHash}`,
         context: { signature: cut(sig, 300) },
       },
       edgeAt,
+      true,
     );
   }
 
@@ -172,11 +196,18 @@ export class Detector {
     const code = typeof status === 'number' ? status : Number(status);
     const failed = (error !== undefined && error !== null && error !== '') || !(code > 0);
     if (!failed && !(code >= 500)) return;
+    const key0 = `net:${method} ${pathTemplate(url)} ${failed && !(code >= 500) ? 'failed' : code}`;
+    const seen0 = this.state.touch(hash32(key0), this.sec(), REPEAT_WINDOW_S);
+    const pendingPrior = this.pending.get(key0);
+    if (pendingPrior) {
+      pendingPrior.alert.count = (pendingPrior.alert.count ?? 1) + 1;
+      return;
+    }
+    // within the window only the first is sent on
+    if (seen0 && seen0.countInWindow > 1) return;
+    if (!this.state.claimAlert(this.sec())) return;
     const title = failed && !(code >= 500) ? cut(`Network failure: ${method} ${path(url)}${error ? ` (${String(error)})` : ''}`, 200) : cut(`Server error: ${method} ${path(url)} → ${code}`, 200);
-    const key = `net:${method} ${pathTemplate(url)} ${failed && !(code >= 500) ? 'failed' : code}`;
-    const seen = this.state.touch(hash32(key), this.sec(), REPEAT_WINDOW_S);
-    // within the window only the first is sent on; the others still count in this batch's alert
-    if (seen && seen.countInWindow > 1 && !this.pending.has(key)) return;
+    const key = key0;
     this.raise(
       {
         severity: 'error',
@@ -189,6 +220,7 @@ export class Detector {
         context: pageUrl ? { page_url: cut(pageUrl, 500) } : undefined,
       },
       edgeAt,
+      true,
     );
   }
 
@@ -254,7 +286,7 @@ export class Detector {
   }
 }
 
-/** FNV-1a over the first 300 characters with every run of digits folded to one '#' */
+/** FNV-1a over the first 300 characters, every run of digits folded to one '#': the cheapest "same line again" */
 function digitFoldedHash(s: string): number {
   let h = 0x811c9dc5;
   let inDigits = false;

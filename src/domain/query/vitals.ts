@@ -38,3 +38,14 @@ export function regressions(baseline: Partial<Record<Metric, number | null>>, cu
   }
   return out;
 }
+
+/** Median of earlier loads per metric: one slow outlier does not move the baseline. */
+export function baselineOf(timings: Array<Partial<Record<Metric, number | null>>>): Partial<Record<Metric, number>> {
+  const out: Partial<Record<Metric, number>> = {};
+  for (const m of METRICS) {
+    const vals = timings.map((t) => t[m]).filter((v): v is number => typeof v === 'number').sort((x, y) => x - y);
+    const mid = vals.length >> 1;
+    if (vals.length) out[m] = vals.length % 2 ? vals[mid]! : (vals[mid - 1]! + vals[mid]!) / 2;
+  }
+  return out;
+}

@@ -1,45 +1,85 @@
 /**
  * analyze: conclusions over what was captured — performance regressions, changes since a
  * checkpoint, error clusters, security findings. Each scan is bounded; answers are summaries.
+ * dom, page_info and accessibility look at the live page instead: they go to the extension as
+ * commands (run-command.ts).
  */
 import { z } from 'zod';
 import { kindId } from '../../domain/kinds.js';
 import { errorSignature, pathTemplate } from '../../domain/query/signature.js';
-import { regressions, type Metric } from '../../domain/query/vitals.js';
+import { baselineOf, regressions, type Metric } from '../../domain/query/vitals.js';
+import { DEFAULT_BUDGET } from '../answer/budget.js';
+import { budgeted } from '../answer/egress.js';
 import { clock } from '../format.js';
 import { scan, type Hit } from '../query.js';
 import { perfByUrl } from './observe.js';
 import type { ToolContext, ToolResult } from './context.js';
+import { runCommand } from './run-command.js';
 
-export const ANALYZE_TARGETS = ['performance', 'changes', 'error_clusters', 'security'] as const;
+export const ANALYZE_TARGETS = ['performance', 'changes', 'error_clusters', 'security', 'dom', 'page_info', 'accessibility'] as const;
 
 export const AnalyzeInput = {
-  target: z.enum(ANALYZE_TARGETS).describe('performance|changes|error_clusters|security'),
-  checkpoint: z.string().max(100).optional().describe('changes: checkpoint name (configure action:"checkpoint")'),
+  target: z.enum(ANALYZE_TARGETS).describe('performance|changes|error_clusters|security|dom|page_info|accessibility'),
+  checkpoint: z.string().max(100).optional().describe('changes: checkpoint name'),
   url: z.string().max(500).optional().describe('url substring'),
   limit: z.number().int().min(1).max(200).optional(),
+  budget: z.number().int().min(1000).max(60_000).optional().describe('max chars, default 8000'),
+  selector: z.string().min(1).max(1000).optional().describe('dom: CSS selector'),
+  include_styles: z.boolean().optional(),
+  include_children: z.boolean().optional(),
+  max_depth: z.number().int().min(1).max(5).optional(),
+  properties: z.array(z.string().max(64)).max(30).optional().describe('dom: computed styles to read'),
+  scope: z.string().min(1).max(1000).optional().describe('accessibility: CSS selector'),
+  tags: z.array(z.string().max(40)).max(20).optional().describe('accessibility: e.g. wcag2aa'),
+  include_passes: z.boolean().optional(),
+  force_refresh: z.boolean().optional(),
+  tab_id: z.number().int().optional(),
 };
 
 type Args = { [K in keyof typeof AnalyzeInput]: z.infer<(typeof AnalyzeInput)[K]> };
 
 const MAX_SCAN = 50_000;
 
-export function analyze(ctx: ToolContext, a: Args): ToolResult {
+export function analyze(ctx: ToolContext, a: Args): ToolResult | Promise<ToolResult> {
+  switch (a.target) {
+    case 'dom':
+      if (!a.selector) return ctx.error('dom needs selector, e.g. analyze({target:"dom", selector:"#main button"})');
+      return runCommand(ctx, 'dom_query', pick(a, ['selector', 'include_styles', 'include_children', 'max_depth', 'properties']), { tabId: a.tab_id });
+    case 'page_info':
+      return runCommand(ctx, 'page_info', {}, { tabId: a.tab_id });
+    case 'accessibility':
+      return runCommand(ctx, 'a11y_audit', pick(a, ['scope', 'tags', 'include_passes', 'force_refresh']), { tabId: a.tab_id });
+    default:
+      return analyzeStored(ctx, a);
+  }
+}
+
+function pick(a: Args, keys: Array<keyof Args>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of keys) if (a[k] !== undefined) out[k] = a[k];
+  return out;
+}
+
+function analyzeStored(ctx: ToolContext, a: Args): ToolResult {
   const reader = ctx.reader();
   if (typeof reader === 'string') return ctx.error(reader);
+  const text = (s: string): ToolResult => budgeted(ctx, s, a.budget ?? DEFAULT_BUDGET, 'narrow with url or limit');
   switch (a.target) {
     case 'performance':
-      return ctx.text(perf(ctx, a));
+      return text(perf(ctx, a));
     case 'error_clusters':
-      return ctx.text(clusters(ctx, a));
+      return text(clusters(ctx, a));
     case 'security':
-      return ctx.text(security(ctx, a));
+      return text(security(ctx, a));
     case 'changes': {
       if (!a.checkpoint) return ctx.error('changes needs checkpoint: create one first with configure({action:"checkpoint", checkpoint_action:"create", name:"before-fix"})');
       const cp = ctx.client.checkpoints.get(a.checkpoint);
       if (!cp) return ctx.error(`no checkpoint "${a.checkpoint}"; list them with configure({action:"checkpoint", checkpoint_action:"list"})`);
-      return ctx.text(changes(ctx, cp.ords, cp.name, cp.created_at));
+      return text(changes(ctx, cp.ords, cp.name, cp.created_at));
     }
+    default:
+      // the live targets are answered by the extension, in analyze() above
+      return ctx.error(`target ${a.target} is not a stored-data analysis`);
   }
 }
 
@@ -59,17 +99,6 @@ function perf(ctx: ToolContext, a: Args): string {
 
 function fmt(m: Metric, v: number): string {
   return m === 'cls' ? v.toFixed(3) : `${Math.round(v)}ms`;
-}
-
-/** Median of earlier loads per metric: one slow outlier does not move the baseline. */
-function baselineOf(timings: Array<Partial<Record<Metric, number | null>>>): Partial<Record<Metric, number>> {
-  const out: Partial<Record<Metric, number>> = {};
-  for (const m of ['ttfb', 'fcp', 'lcp', 'cls', 'inp', 'dom_content_loaded', 'load'] as Metric[]) {
-    const vals = timings.map((t) => t[m]).filter((v): v is number => typeof v === 'number').sort((x, y) => x - y);
-    const mid = vals.length >> 1;
-    if (vals.length) out[m] = vals.length % 2 ? vals[mid]! : (vals[mid - 1]! + vals[mid]!) / 2;
-  }
-  return out;
 }
 
 interface Cluster {

@@ -102,7 +102,7 @@ async function clear(ctx: ToolContext, a: Args): Promise<ToolResult> {
   const reader = ctx.reader();
   if (typeof reader === 'string') return ctx.error(reader);
   if ((a.scope ?? 'mine') === 'mine') {
-    for (let k = 0; k < KIND_COUNT; k++) ctx.client.cursors[k] = reader.latestOrd(k);
+    for (let k = 0; k < KIND_COUNT; k++) ctx.client.cursors[k] = ctx.client.summaryCursors[k] = reader.latestOrd(k);
     return ctx.text('cleared your read cursors: observe now shows only what arrives from here on (other clients and the buffers are untouched)');
   }
   // The commit lock is never waited for on main: retry on later ticks, bounded.

@@ -5,6 +5,19 @@ import type { StoreReader } from '../../shm/index.js';
 import type { IngestServer } from '../../transport/server.js';
 import type { ProducerInfo } from '../../transport/ws.js';
 
+export interface PendingAlert {
+  severity: 'info' | 'warning' | 'error';
+  title: string;
+  /** the call that shows the evidence, e.g. observe({what:"errors"}) */
+  next: string;
+}
+
+/** Read without draining: a summary names pending alerts, the passive path still delivers them. */
+export interface PendingAlertSource {
+  peek(limit: number): readonly PendingAlert[];
+  size(): number;
+}
+
 export type ToolResult = CallToolResult;
 
 export interface ToolContext {
@@ -12,7 +25,13 @@ export interface ToolContext {
   reader(): StoreReader | string;
   server: IngestServer | null;
   client: ClientState;
+  /** the caller's identity: commands and their answers are keyed by it */
+  clientId: string;
+  /** how long a command call waits before answering with a query id */
+  commandWaitMs: number;
   producers(): ProducerInfo[];
+  /** alerts waiting for this client, when an alert source is wired in (observe summary lists them) */
+  alerts?: PendingAlertSource;
   text(s: string): ToolResult;
   /** the rule set in force, for what we write to disk */
   redact(s: string): string;

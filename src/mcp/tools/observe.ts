@@ -1,21 +1,33 @@
 /**
  * observe: what the browser did. Reads the rings through the caller's cursors ("new" = what
  * this client has not read yet), filters, and answers in compact lines with a header that says
- * what matched, what is shown, what was evicted, and the cursor to continue.
+ * what matched, what is shown, what was evicted, and the cursor to continue. Lists fold and fill
+ * their budget in observe-list.ts; the cross-kind overview is summary.ts. Every answer, whatever
+ * its kind, leaves through `budgeted` so it fits the caller's character budget after redaction.
  */
 import { z } from 'zod';
 import { kindId, type Kind } from '../../domain/kinds.js';
 import { errorSignature } from '../../domain/query/signature.js';
 import { rate, METRICS, type Metric } from '../../domain/query/vitals.js';
+import { DEFAULT_BUDGET, fill } from '../answer/budget.js';
+import { badCursor, decodeCursor, encodeAt } from '../answer/cursor.js';
+import { budgeted } from '../answer/egress.js';
+import { oneAtATime } from '../answer/per-client.js';
 import { line } from '../format.js';
-import { scan, type Hit, type Rec, type ScanResult } from '../query.js';
+import { scan, type Hit, type Rec } from '../query.js';
 import type { ToolContext, ToolResult } from './context.js';
+import { commandResult } from './run-command.js';
+import { matcher, prefilter } from './observe-filter.js';
+import { list } from './observe-list.js';
+import { summary } from './summary.js';
 
-export const OBSERVE_WHATS = ['errors', 'logs', 'network', 'network_bodies', 'websocket_events', 'websocket_status', 'actions', 'performance', 'page', 'timeline', 'error_bundles'] as const;
+export const OBSERVE_WHATS = ['summary', 'errors', 'logs', 'network', 'network_bodies', 'websocket_events', 'websocket_status', 'actions', 'performance', 'page', 'timeline', 'error_bundles', 'command_result'] as const;
 
 export const ObserveInput = {
-  what: z.enum(OBSERVE_WHATS).describe('errors|logs|network|network_bodies|websocket_events|websocket_status|actions|performance|page|timeline|error_bundles'),
-  limit: z.number().int().min(1).max(500).optional().describe('max records, default 50'),
+  what: z.enum(OBSERVE_WHATS).describe('summary first: everything new, with the call to make next'),
+  limit: z.number().int().min(1).max(500).optional().describe('max lines, default 50'),
+  fold: z.boolean().optional().describe('default true: repeats are one line ×count; false lists each'),
+  budget: z.number().int().min(1000).max(60_000).optional().describe('max chars, default 8000; the rest by cursor'),
   from: z.enum(['new', 'start']).optional().describe('new (default): unread by you; start: all buffered'),
   after: z.string().max(200).optional().describe('cursor from a previous result: continue forward'),
   before: z.string().max(200).optional().describe('cursor: the records just before it (page back)'),
@@ -29,15 +41,17 @@ export const ObserveInput = {
   connection_id: z.string().max(200).optional().describe('websocket_events'),
   direction: z.enum(['incoming', 'outgoing']).optional().describe('websocket_events'),
   window_s: z.number().min(1).max(120).optional().describe('error_bundles: seconds before each error, default 5'),
+  query_id: z.string().max(64).optional().describe('command_result'),
 };
 
-type Args = { [K in keyof typeof ObserveInput]: z.infer<(typeof ObserveInput)[K]> };
+type Args = { [K in keyof typeof ObserveInput]: z.infer<(typeof ObserveInput)[K]> } & {
+  /** characters of the budget already promised to what rides along (the alert block); never from clients */
+  reserve?: number;
+};
 
 const MAX_SCAN = 20_000;
 /** per call; a result cut by it says so and gives the cursor to go on */
 const BUDGET_MS = 2;
-const MAX_CHARS = 100_000;
-const LEVELS = ['debug', 'log', 'info', 'warn', 'error'];
 
 const KIND_OF: Record<string, Kind[]> = {
   errors: ['logs'],
@@ -49,158 +63,56 @@ const KIND_OF: Record<string, Kind[]> = {
   timeline: ['logs', 'network', 'ws_events', 'actions', 'perf'],
 };
 
-export function observe(ctx: ToolContext, a: Args): ToolResult {
+export async function observe(ctx: ToolContext, a: Args): Promise<ToolResult> {
+  if (a.what === 'command_result') return commandResult(ctx, a.query_id);
   const reader = ctx.reader();
   if (typeof reader === 'string') return ctx.error(reader);
+  const budget = (a.budget ?? DEFAULT_BUDGET) - (a.reserve ?? 0);
+  const answer = (out: string, hint: string): ToolResult => (out.startsWith('ERROR ') ? ctx.error(out.slice(6)) : budgeted(ctx, out, budget, hint));
   switch (a.what) {
+    case 'summary':
+      return answer(await oneAtATime(ctx.client, () => summary(ctx)), 'ask per kind with the calls named above');
     case 'websocket_status':
-      return ctx.text(websocketStatus(ctx, a));
+      return answer(websocketStatus(ctx, a), 'filter with tab_id');
     case 'performance':
-      return ctx.text(performance(ctx, a));
+      return answer(performance(ctx, a), 'filter with url');
     case 'page':
-      return ctx.text(page(ctx));
-    case 'error_bundles': {
-      const out = errorBundles(ctx, a);
-      return out.startsWith('ERROR ') ? ctx.error(out.slice(6)) : ctx.text(out);
-    }
+      return answer(page(ctx), '');
+    case 'error_bundles':
+      return answer(await oneAtATime(ctx.client, async () => errorBundles(ctx, a)), 'lower limit or window_s');
     default: {
-      const out = list(ctx, a);
-      return out.startsWith('ERROR ') ? ctx.error(out.slice(6)) : ctx.text(out);
+      const kinds = KIND_OF[a.what]!;
+      const out = a.before !== undefined ? listBefore(ctx, a, kinds) : await oneAtATime(ctx.client, () => list(ctx, a, kinds));
+      return answer(out, 'page with the cursor');
     }
   }
 }
 
-function matcher(a: Args): (r: Rec) => boolean {
-  const minLevel = a.min_level ? LEVELS.indexOf(a.min_level) : -1;
-  const method = a.method?.toUpperCase();
-  const contains = a.contains?.toLowerCase();
-  return (r) => {
-    if (a.what === 'errors' && !(r.level === 'error' || r.type === 'exception' || (r.type === 'network' && (Number(r.status ?? 0) >= 400 || r.status === undefined || r.error !== undefined)))) return false;
-    if (minLevel >= 0 && LEVELS.indexOf(String(r.level)) < minLevel) return false;
-    if (method && String(r.method ?? '').toUpperCase() !== method) return false;
-    if (a.status_min !== undefined && !(Number(r.status) >= a.status_min)) return false;
-    if (a.status_max !== undefined && !(Number(r.status) <= a.status_max)) return false;
-    if (a.connection_id !== undefined && r.id !== a.connection_id) return false;
-    if (a.direction !== undefined && r.direction !== a.direction) return false;
-    if (a.url) {
-      const u = [r.url, r.request_url, r.page_url, r.to_url].filter((x) => typeof x === 'string').join(' ');
-      if (!u.includes(a.url)) return false;
-    }
-    if (contains && !JSON.stringify(r).toLowerCase().includes(contains)) return false;
-    return true;
-  };
-}
-
-function prefilter(a: Args): { anyOf?: Buffer[]; allOf?: Buffer[] } {
-  const allOf: Buffer[] = [];
-  if (a.url) allOf.push(Buffer.from(JSON.stringify(a.url).slice(1, -1)));
-  if (a.connection_id) allOf.push(Buffer.from(JSON.stringify(a.connection_id)));
-  const out: { anyOf?: Buffer[]; allOf?: Buffer[] } = allOf.length ? { allOf } : {};
-  if (a.what === 'errors') out.anyOf = [Buffer.from('"level":"error"'), Buffer.from('"type":"exception"'), Buffer.from('"type":"network"')];
-  return out;
-}
-
-function decodeCursor(s: string, n: number): number[] | null {
-  const parts = s.split('.').map((p) => Number.parseInt(p, 36));
-  if (parts.length !== n || parts.some((p) => !Number.isFinite(p) || p < 0)) return null;
-  return parts;
-}
-
-const encodeCursor = (ords: number[]): string => ords.map((o) => o.toString(36)).join('.');
-
-function startOrds(ctx: ToolContext, a: Args, kinds: Kind[]): number[] | string {
-  const reader = ctx.reader() as Exclude<ReturnType<ToolContext['reader']>, string>;
-  if (a.after) {
-    const c = decodeCursor(a.after, kinds.length);
-    if (!c) return `after: "${a.after}" is not a cursor of observe({what:"${a.what}"}); use the cursor from that result, or from:"start"`;
-    return c;
-  }
-  if (a.from === 'start') return kinds.map((k) => reader.tailOrd(kindId(k)));
-  return kinds.map((k) => ctx.client.cursors[kindId(k)]!);
-}
-
-function list(ctx: ToolContext, a: Args): string {
-  const reader = ctx.reader() as Exclude<ReturnType<ToolContext['reader']>, string>;
-  const kinds = KIND_OF[a.what]!;
-  if (a.before !== undefined) return listBefore(ctx, a, kinds);
-  const start = startOrds(ctx, a, kinds);
-  if (typeof start === 'string') return `ERROR ${start}`;
-  const limit = a.limit ?? 50;
-  const match = matcher(a);
-  const hide = a.what === 'timeline' || a.what === 'errors' || a.what === 'logs' || a.what === 'network' ? (r: Rec) => ctx.client.noisy(r) !== undefined : undefined;
-  const results: ScanResult[] = kinds.map((k, i) =>
-    scan(reader, { kind: kindId(k), from: start[i]!, limit, maxScan: Math.floor(MAX_SCAN / kinds.length), budgetMs: BUDGET_MS / kinds.length, ...prefilter(a), match, ...(hide ? { hide } : {}), tab: a.tab_id }),
-  );
-  let hits: Hit[] = results.flatMap((r) => r.hits);
-  const next = results.map((r) => r.next);
-  if (kinds.length > 1) {
-    // timeline: merge by global seq, keep the oldest `limit`, and continue each kind after what was shown
-    hits.sort((x, y) => x.seq - y.seq);
-    hits = hits.slice(0, limit);
-    kinds.forEach((k, i) => {
-      const shown = hits.filter((h) => h.kind === kindId(k));
-      if (shown.length < results[i]!.hits.length) next[i] = shown.length ? shown[shown.length - 1]!.ord + 1 : start[i]!;
-    });
-  }
-  // answer within budget: never end mid-record
-  const lines: string[] = [];
-  let size = 0;
-  let cut = -1;
-  for (let i = 0; i < hits.length; i++) {
-    const l = line(hits[i]!);
-    if (size + l.length > MAX_CHARS) {
-      cut = i;
-      break;
-    }
-    lines.push(l);
-    size += l.length + 1;
-  }
-  if (cut >= 0) {
-    hits = hits.slice(0, cut);
-    kinds.forEach((k, i) => {
-      const shown = hits.filter((h) => h.kind === kindId(k));
-      next[i] = shown.length ? shown[shown.length - 1]!.ord + 1 : start[i]!;
-    });
-  }
-  const matched = results.reduce((n, r) => n + r.matched, 0);
-  const hidden = results.reduce((n, r) => n + r.hidden, 0);
-  const missed = results.reduce((n, r) => n + r.missed, 0);
-  const complete = results.every((r) => r.atEnd) && hits.length >= matched;
-  if (!a.after && a.from !== 'start') kinds.forEach((k, i) => (ctx.client.cursors[kindId(k)] = next[i]!));
-  const scope = a.after ? 'after cursor' : a.from === 'start' ? 'all buffered' : 'new since your last look';
-  const head = [`${a.what} (${scope}): ${matched}${complete ? '' : '+'} matched, ${hits.length} shown`];
-  if (hidden) head.push(`${hidden} hidden by noise rules`);
-  if (missed) head.push(`${missed} evicted before you read them`);
-  const cursor = encodeCursor(next);
-  const more = !complete || cut >= 0 ? `\nmore: observe({what:"${a.what}", after:"${cursor}"})` : '';
-  return `${head.join('; ')}${more}\n${lines.join('\n')}`.trimEnd();
-}
-
-/** Paging back: the `limit` matching records just before the cursor, oldest first. */
+/** Paging back: the `limit` matching records just before the cursor that fit the budget, oldest first. */
 function listBefore(ctx: ToolContext, a: Args, kinds: Kind[]): string {
   const reader = ctx.reader() as Exclude<ReturnType<ToolContext['reader']>, string>;
-  const end = decodeCursor(a.before!, kinds.length);
-  if (!end) return `ERROR before: "${a.before}" is not a cursor of observe({what:"${a.what}"}); use a cursor from that result`;
+  const c = decodeCursor(a.before!, kinds.length);
+  if (!c) return `ERROR ${badCursor('before', a.before!, a.what)}`;
+  // a cursor over an answered range pages back from that range's end
+  const end = 'at' in c ? c.at : c.to;
   const limit = a.limit ?? 50;
   const match = matcher(a);
   const hide = (r: Rec): boolean => ctx.client.noisy(r) !== undefined;
   const back = Math.floor(MAX_SCAN / kinds.length);
-  let hits: Hit[] = [];
+  const hits: Hit[] = [];
   kinds.forEach((k, i) => {
     const id = kindId(k);
     const from = Math.max(reader.tailOrd(id), end[i]! - back);
     const r = scan(reader, { kind: id, from, limit: back, maxScan: back, budgetMs: BUDGET_MS / kinds.length, ...prefilter(a), match: (rec, h) => h.ord < end[i]! && match(rec), hide, tab: a.tab_id });
     hits.push(...r.hits);
   });
-  hits.sort((x, y) => x.seq - y.seq);
-  hits = hits.slice(-limit);
-  const first = kinds.map((k, i) => {
-    const mine = hits.filter((h) => h.kind === kindId(k));
-    return mine.length ? mine[0]!.ord : end[i]!;
-  });
-  const lines = hits.map(line);
-  const earlier = hits.length === limit ? `\nearlier: observe({what:"${a.what}", before:"${encodeCursor(first)}"})` : '';
-  return `${a.what} (before cursor): ${hits.length} shown${earlier}\n${lines.join('\n')}`.trimEnd();
+  // newest first into the budget, so the cursor to go further back starts where this page does
+  hits.sort((x, y) => y.seq - x.seq);
+  const { shown, omitted } = fill(hits, (a.budget ?? DEFAULT_BUDGET) - (a.reserve ?? 0) - 300, limit, line);
+  shown.reverse();
+  const first = kinds.map((k, i) => shown.find((s) => s.item.kind === kindId(k))?.item.ord ?? end[i]!);
+  const earlier = omitted.length ? `\nearlier: observe({what:"${a.what}", before:"${encodeAt(first)}"})` : '';
+  return `${a.what} (before cursor): ${shown.length} shown${earlier}\n${shown.map((s) => s.text).join('\n')}`.trimEnd();
 }
 
 function websocketStatus(ctx: ToolContext, a: Args): string {
@@ -283,6 +195,17 @@ function page(ctx: ToolContext): string {
   return `page: ${best.url}${best.tab >= 0 ? ` tab=${best.tab}` : ''}, last reported ${Math.round((Date.now() - best.t) / 1000)}s ago (${ext})`;
 }
 
+function startOrds(ctx: ToolContext, a: Args, kinds: Kind[]): number[] | string {
+  const reader = ctx.reader() as Exclude<ReturnType<ToolContext['reader']>, string>;
+  if (a.after) {
+    const c = decodeCursor(a.after, kinds.length);
+    if (!c || !('at' in c)) return badCursor('after', a.after, a.what);
+    return c.at;
+  }
+  if (a.from === 'start') return kinds.map((k) => reader.tailOrd(kindId(k)));
+  return kinds.map((k) => ctx.client.cursors[kindId(k)]!);
+}
+
 function errorBundles(ctx: ToolContext, a: Args): string {
   const reader = ctx.reader() as Exclude<ReturnType<ToolContext['reader']>, string>;
   const start = startOrds(ctx, a, ['logs']);
@@ -291,11 +214,12 @@ function errorBundles(ctx: ToolContext, a: Args): string {
   const k = kindId('logs');
   const limit = Math.min(a.limit ?? 5, 20);
   const r = scan(reader, { kind: k, from: start[0]!, limit, maxScan: MAX_SCAN, ...prefilter({ ...a, what: 'errors' }), match: matcher({ ...a, what: 'errors' }), hide: (rec) => ctx.client.noisy(rec) !== undefined, tab: a.tab_id });
-  if (!a.after && a.from !== 'start') ctx.client.cursors[k] = r.next;
-  if (!r.hits.length) return `error_bundles: no errors${a.from === 'start' ? ' buffered' : ' since your last look'}`;
-  const out: string[] = [`error_bundles: ${r.matched}${r.atEnd ? '' : '+'} errors, ${r.hits.length} shown, each with the ${a.window_s ?? 5}s before it${r.atEnd && r.hits.length >= r.matched ? '' : `\nmore: observe({what:"error_bundles", after:"${encodeCursor([r.next])}"})`}`];
-  for (const e of r.hits) {
-    out.push(`■ ${line(e)}  sig=${JSON.stringify(errorSignature(e.rec))}`);
+  if (!r.hits.length) {
+    if (!a.after && a.from !== 'start') ctx.client.cursors[k] = r.next;
+    return `error_bundles: no errors${a.from === 'start' ? ' buffered' : ' since your last look'}`;
+  }
+  const bundle = (e: Hit): string => {
+    const out = [`■ ${line(e)}  sig=${JSON.stringify(errorSignature(e.rec))}`];
     for (const kind of ['actions', 'network', 'logs'] as Kind[]) {
       const kk = kindId(kind);
       // context lies just before the error; look back a bounded distance from its position
@@ -309,6 +233,13 @@ function errorBundles(ctx: ToolContext, a: Args): string {
       }).hits;
       for (const h of ctxHits.slice(-8)) out.push(`  ${line(h)}`);
     }
-  }
-  return out.join('\n');
+    return out.join('\n');
+  };
+  // whole bundles within the budget; the cursor resumes at the first bundle left out, so none is skipped
+  const { shown, omitted } = fill(r.hits, (a.budget ?? DEFAULT_BUDGET) - (a.reserve ?? 0) - 300, limit, bundle);
+  const next = omitted.length ? omitted[0]!.ord : r.next;
+  if (!a.after && a.from !== 'start') ctx.client.cursors[k] = next;
+  const complete = r.atEnd && !omitted.length && r.hits.length >= r.matched;
+  const head = `error_bundles: ${r.matched}${r.atEnd ? '' : '+'} errors, ${shown.length} shown, each with the ${a.window_s ?? 5}s before it${complete ? '' : `\nmore: observe({what:"error_bundles", after:"${encodeAt([next])}"})`}`;
+  return [head, ...shown.map((b) => b.text)].join('\n');
 }

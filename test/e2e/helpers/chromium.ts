@@ -4,7 +4,7 @@
  * with its own config.json (random ports, parallel runs).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +15,6 @@ export const hasChromium = existsSync(CHROMIUM);
 export const SKIP_REASON = `e2e skipped: ${CHROMIUM} is missing (apt-get install -y chromium)`;
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const EXT_DIST = join(ROOT, 'extension', 'dist');
 export const EXTENSION_ID = 'pkpkhhbkobfcgmjenhmfgcphnfjiedej';
 
 /** Flags from the notes; `--host-resolver-rules` is one argv entry, spaces included. */
@@ -35,12 +34,13 @@ export function chromiumFlags(extDir: string): string[] {
   ];
 }
 
-let built = false;
-/** Builds extension/dist once per test process (esbuild: well under a second). */
-export function buildExtension(): void {
-  if (built) return;
-  execFileSync(process.execPath, [join(ROOT, 'extension', 'build.mjs')], { stdio: 'pipe' });
-  built = true;
+/**
+ * Builds the extension into `out` (esbuild: well under a second). Every run builds its own copy:
+ * vitest runs e2e files in parallel, and two builds into one extension/dist delete each other's
+ * files mid-write (ENOTEMPTY, a half-built worker).
+ */
+export function buildExtension(out: string): void {
+  execFileSync(process.execPath, [join(ROOT, 'extension', 'build.mjs'), '--out', out], { stdio: 'pipe' });
 }
 
 export interface ExtConfig {
@@ -60,11 +60,10 @@ export interface TempDirs {
 }
 
 export function prepareRun(config: ExtConfig): TempDirs {
-  buildExtension();
   const base = mkdtempSync(join(tmpdir(), 'gasoline-e2e-'));
   const extDir = join(base, 'ext');
   const profileDir = join(base, 'profile');
-  cpSync(EXT_DIST, extDir, { recursive: true });
+  buildExtension(extDir);
   writeFileSync(join(extDir, 'config.json'), JSON.stringify(config));
   return { extDir, profileDir, cleanup: () => rmSync(base, { recursive: true, force: true }) };
 }

@@ -17,7 +17,7 @@ describe('AlertBuffer', () => {
     const out = b.drain();
     expect(out.map((a) => a.title)).toEqual(Array.from({ length: 50 }, (_, i) => `t${i + 10}`));
     expect(b.pending).toBe(0);
-    expect(formatAlerts(b.drain())).toBe('');
+    expect(formatAlerts(b.drain()).text).toBe('');
   });
 });
 
@@ -38,7 +38,7 @@ describe('synthesis', () => {
   });
 
   it('sorts error > warning > info, then newest first, and summarizes when more than 3', () => {
-    const text = formatAlerts([
+    const { text } = formatAlerts([
       alert({ category: 'ci', severity: 'info', title: 'CI success: web main' }, 0),
       alert({ category: 'threshold', severity: 'warning', title: 'Extension disconnected' }, 1),
       alert({ category: 'anomaly', title: 'New exception: a' }, 2),
@@ -48,7 +48,17 @@ describe('synthesis', () => {
     expect(lines[0]).toBe('--- ALERTS (4) ---');
     expect(lines[1]).toBe('4 alerts: 2 anomaly, 1 threshold, 1 ci');
     expect(lines.slice(2).map((l) => l.split(' — ')[0])).toEqual(['[error] anomaly: New exception: b', '[error] anomaly: New exception: a', '[warning] threshold: Extension disconnected', '[info] ci: CI success: web main']);
-    expect(formatAlerts([alert({ category: 'ci', title: 'one' })]).split('\n')).toHaveLength(2);
+    expect(formatAlerts([alert({ category: 'ci', title: 'one' })]).text.split('\n')).toHaveLength(2);
+  });
+
+  it('fits a character cap: whole entries, most severe first, the rest handed back to wait', () => {
+    const many = Array.from({ length: 30 }, (_, i) => alert({ category: 'anomaly', severity: i < 2 ? 'error' : 'info', title: `problem ${i}`, detail: 'x'.repeat(80) }, i));
+    const { text, rest } = formatAlerts(many, 1000);
+    expect(text.length).toBeLessThanOrEqual(1000);
+    expect(text).toContain('problem 1');
+    expect(text).toMatch(/\+\d+ more alerts: observe again to see them$/);
+    expect(rest.length).toBeGreaterThan(15);
+    expect(rest.length + text.split('\n').filter((l) => l.startsWith('[')).length).toBe(30);
   });
 
   it('says how many wait, in one line', () => {

@@ -115,6 +115,21 @@ describe('anomaly detection in the workers', () => {
     expect(out[0]).toMatchObject({ category: 'noise', severity: 'info' });
   });
 
+  it('caps the per-event alerts at 50 a second across workers, counting the rest; a spike still gets through', () => {
+    const { d, state, advance, other } = setup();
+    const d2 = other();
+    for (let i = 0; i < 60; i++) d.see('logs', { level: 'error', type: 'console', message: `distinct failure ${String.fromCharCode(65 + (i % 26))}${String.fromCharCode(65 + Math.floor(i / 26))}` }, 1);
+    for (let i = 0; i < 60; i++) d2.see('network', { method: 'GET', url: `https://api.test/route${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}`, status: 502 }, 1);
+    const sent = d.take().length + d2.take().length;
+    expect(sent).toBe(50);
+    expect(state.alertsSuppressed).toBe(70);
+    advance(1000);
+    d.see('logs', { level: 'error', type: 'console', message: 'distinct failure next second' }, 1);
+    const next = d.take().map((e) => e.alert.source);
+    expect(next).toContain('spike_detector');
+    expect(next).toContain('error_detector');
+  });
+
   it('forgets what an uncommitted batch raised', () => {
     const { d } = setup();
     d.see('logs', exception('lost'), 1);

@@ -1,0 +1,54 @@
+/**
+ * The error signatures that existed before a checkpoint, so a result can say "2 new signatures
+ * since checkpoint before-fix". Records before a checkpoint never change (they can only be
+ * evicted), so the set is computed once per checkpoint, on first use, and kept with it.
+ */
+import type { Checkpoint } from '../../clients/client-state.js';
+import { kindId } from '../../domain/kinds.js';
+import { foldKey } from '../../domain/query/fold-key.js';
+import type { StoreReader } from '../../shm/index.js';
+import { ERROR_BYTES, isError } from '../tools/observe-filter.js';
+import { MAX_GROUPS } from './fold.js';
+import { ScanBudget, scanSliced } from './sliced-scan.js';
+
+const MAX_SCAN = 20_000;
+const cache = new WeakMap<Checkpoint, Promise<Set<string>>>();
+
+export function errorKeysBefore(reader: StoreReader, cp: Checkpoint): Promise<Set<string>> {
+  let p = cache.get(cp);
+  if (!p) {
+    p = compute(reader, cp);
+    cache.set(cp, p);
+  }
+  return p;
+}
+
+async function compute(reader: StoreReader, cp: Checkpoint): Promise<Set<string>> {
+  const k = kindId('logs');
+  const keys = new Set<string>();
+  const to = cp.ords[k]!;
+  // the most recent MAX_SCAN records before the checkpoint: older ones are the least likely to recur
+  const from = Math.max(reader.tailOrd(k), to - MAX_SCAN);
+  await scanSliced(reader, {
+    kind: k,
+    from,
+    to,
+    limit: 0,
+    maxScan: MAX_SCAN,
+    anyOf: ERROR_BYTES,
+    match: isError,
+    sink: (h) => {
+      if (keys.size >= MAX_GROUPS) return false;
+      keys.add(foldKey(h.kind, h.rec));
+      return true;
+    },
+  }, new ScanBudget());
+  return keys;
+}
+
+/** The checkpoint made last: the one an agent most likely means by "since my fix". */
+export function latestCheckpoint(checkpoints: ReadonlyMap<string, Checkpoint>): Checkpoint | undefined {
+  let last: Checkpoint | undefined;
+  for (const cp of checkpoints.values()) if (!last || cp.created_at >= last.created_at) last = cp;
+  return last;
+}

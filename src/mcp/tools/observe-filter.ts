@@ -1,0 +1,50 @@
+/** Which records an observe call wants: a cheap byte prefilter first, then the decoded check. */
+import type { Rec } from '../query.js';
+
+export interface FilterArgs {
+  what: string;
+  min_level?: 'debug' | 'log' | 'info' | 'warn' | 'error' | undefined;
+  method?: string | undefined;
+  status_min?: number | undefined;
+  status_max?: number | undefined;
+  connection_id?: string | undefined;
+  direction?: 'incoming' | 'outgoing' | undefined;
+  url?: string | undefined;
+  contains?: string | undefined;
+}
+
+const LEVELS = ['debug', 'log', 'info', 'warn', 'error'];
+
+export const isError = (r: Rec): boolean => r.level === 'error' || r.type === 'exception' || (r.type === 'network' && (Number(r.status ?? 0) >= 400 || r.status === undefined || r.error !== undefined));
+
+export function matcher(a: FilterArgs): (r: Rec) => boolean {
+  const minLevel = a.min_level ? LEVELS.indexOf(a.min_level) : -1;
+  const method = a.method?.toUpperCase();
+  const contains = a.contains?.toLowerCase();
+  return (r) => {
+    if (a.what === 'errors' && !isError(r)) return false;
+    if (minLevel >= 0 && LEVELS.indexOf(String(r.level)) < minLevel) return false;
+    if (method && String(r.method ?? '').toUpperCase() !== method) return false;
+    if (a.status_min !== undefined && !(Number(r.status) >= a.status_min)) return false;
+    if (a.status_max !== undefined && !(Number(r.status) <= a.status_max)) return false;
+    if (a.connection_id !== undefined && r.id !== a.connection_id) return false;
+    if (a.direction !== undefined && r.direction !== a.direction) return false;
+    if (a.url) {
+      const u = [r.url, r.request_url, r.page_url, r.to_url].filter((x) => typeof x === 'string').join(' ');
+      if (!u.includes(a.url)) return false;
+    }
+    if (contains && !JSON.stringify(r).toLowerCase().includes(contains)) return false;
+    return true;
+  };
+}
+
+export const ERROR_BYTES = [Buffer.from('"level":"error"'), Buffer.from('"type":"exception"'), Buffer.from('"type":"network"')];
+
+export function prefilter(a: FilterArgs): { anyOf?: Buffer[]; allOf?: Buffer[] } {
+  const allOf: Buffer[] = [];
+  if (a.url) allOf.push(Buffer.from(JSON.stringify(a.url).slice(1, -1)));
+  if (a.connection_id) allOf.push(Buffer.from(JSON.stringify(a.connection_id)));
+  const out: { anyOf?: Buffer[]; allOf?: Buffer[] } = allOf.length ? { allOf } : {};
+  if (a.what === 'errors') out.anyOf = ERROR_BYTES;
+  return out;
+}

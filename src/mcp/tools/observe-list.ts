@@ -1,0 +1,119 @@
+/**
+ * observe's list answers (errors, logs, network, …, timeline): scan from the caller's cursors in
+ * slices, fold repeats into one line each, fill the character budget most severe first then
+ * newest, show what was chosen in time order, and say in the header what matched and what is
+ * shown. Whatever did not fit is counted and reachable by a cursor over the same range.
+ */
+import { kindId, type Kind } from '../../domain/kinds.js';
+import { bySeverityThenNewest, Folder, type Group } from '../answer/fold.js';
+import { DEFAULT_BUDGET, fill } from '../answer/budget.js';
+import { badCursor, decodeCursor, encodeAt, encodeRest } from '../answer/cursor.js';
+import { errorKeysBefore, latestCheckpoint } from '../answer/checkpoint-keys.js';
+import { ScanBudget, scanSliced } from '../answer/sliced-scan.js';
+import { clock, line } from '../format.js';
+import type { Rec, ScanResult } from '../query.js';
+import type { ToolContext } from './context.js';
+import { matcher, prefilter, type FilterArgs } from './observe-filter.js';
+
+export interface ListArgs extends FilterArgs {
+  limit?: number | undefined;
+  from?: 'new' | 'start' | undefined;
+  after?: string | undefined;
+  tab_id?: number | undefined;
+  fold?: boolean | undefined;
+  budget?: number | undefined;
+  /** part of the budget promised to what rides along (the alert block) */
+  reserve?: number | undefined;
+}
+
+const MAX_SCAN = 20_000;
+const NOISE_WHATS = new Set(['timeline', 'errors', 'logs', 'network']);
+
+export function renderGroup(g: Group): string {
+  return g.count > 1 ? `×${g.count} ${clock(g.firstTime)}..${line(g.example)}` : line(g.example);
+}
+
+/** The call that continues this view: same filters, another cursor. */
+export function callWith(a: ListArgs, after: string): string {
+  const keep = Object.entries(a).filter(([k, v]) => v !== undefined && k !== 'from' && k !== 'after' && k !== 'before' && k !== 'reserve');
+  return `observe({${[...keep, ['after', after] as const].map(([k, v]) => `${k}:${JSON.stringify(v)}`).join(', ')}})`;
+}
+
+export async function list(ctx: ToolContext, a: ListArgs, kinds: Kind[]): Promise<string> {
+  const reader = ctx.reader();
+  if (typeof reader === 'string') return `ERROR ${reader}`;
+  const cursor = a.after !== undefined ? decodeCursor(a.after, kinds.length) : null;
+  if (a.after !== undefined && !cursor) return `ERROR ${badCursor('after', a.after, a.what)}`;
+  const ids = kinds.map(kindId);
+  const start = cursor ? ('at' in cursor ? cursor.at : cursor.from) : a.from === 'start' ? ids.map((k) => reader.tailOrd(k)) : ids.map((k) => ctx.client.cursors[k]!);
+  const to = cursor && 'to' in cursor ? cursor.to : undefined;
+  const skip = cursor && 'skip' in cursor ? cursor.skip : 0;
+  const budget = (a.budget ?? DEFAULT_BUDGET) - (a.reserve ?? 0);
+  const limit = a.limit ?? 50;
+  const match = matcher(a);
+  const hide = NOISE_WHATS.has(a.what) ? (r: Rec) => ctx.client.noisy(r) !== undefined : undefined;
+  const folder = new Folder(a.fold !== false);
+  const work = new ScanBudget();
+  const results: ScanResult[] = [];
+  for (let i = 0; i < ids.length; i++) {
+    results.push(
+      await scanSliced(reader, {
+        kind: ids[i]!,
+        from: start[i]!,
+        ...(to ? { to: to[i]! } : {}),
+        limit: 0,
+        maxScan: Math.floor(MAX_SCAN / ids.length),
+        ...prefilter(a),
+        match,
+        ...(hide ? { hide } : {}),
+        tab: a.tab_id,
+        sink: (h) => folder.add(h),
+      }, work),
+    );
+  }
+  const next = results.map((r) => r.next);
+  const complete = results.every((r) => r.atEnd && !r.stopped);
+  if (!a.after && a.from !== 'start') ids.forEach((k, i) => (ctx.client.cursors[k] = next[i]!));
+
+  const ordered = folder.groups().sort(bySeverityThenNewest).slice(skip);
+  const rangeFrom = start;
+  const rangeTo = to ?? next;
+  // header and footers are sized first with worst-case numbers, so lines can use all the rest
+  const header = await headerOf(ctx, a, folder, results, Boolean(cursor));
+  const restLine = (n: number, records: number, shown: number): string =>
+    `not shown: ${n} ${folder.fold ? 'lines' : 'records'}${folder.fold ? ` (${records} records)` : ''} over the ${shown >= limit ? `limit ${limit}` : `${budget}-char budget`} → ${callWith(a, encodeRest(rangeFrom, rangeTo, skip + shown))}`;
+  const moreLine = complete ? '' : `more: ${results.some((r) => r.stopped) ? `${folder.size} distinct signatures fill this answer` : 'scan paused'}; continue → ${callWith(a, encodeAt(next))}`;
+  // +8: the limit wording and a longer skip count in the rest cursor
+  const worst = header(ordered.length).length + restLine(folder.records, folder.records, 0).length + moreLine.length + 3 + 8;
+  const { shown, omitted } = fill(ordered, budget - worst, limit, renderGroup);
+  shown.sort((x, y) => x.item.lastSeq - y.item.lastSeq);
+  const out = [header(shown.length)];
+  if (omitted.length) out.push(restLine(omitted.length, omitted.reduce((n, g) => n + g.count, 0), shown.length));
+  if (moreLine) out.push(moreLine);
+  for (const s of shown) out.push(s.text);
+  return out.join('\n');
+}
+
+/** The first line, given how many lines end up shown. */
+async function headerOf(ctx: ToolContext, a: ListArgs, folder: Folder, results: ScanResult[], paged: boolean): Promise<(shown: number) => string> {
+  const scope = paged ? 'after cursor' : a.from === 'start' ? 'all buffered' : 'new since your last look';
+  const hidden = results.reduce((n, r) => n + r.hidden, 0);
+  const missed = results.reduce((n, r) => n + r.missed, 0);
+  const complete = results.every((r) => r.atEnd && !r.stopped);
+  const n = `${folder.records}${complete ? '' : '+'}`;
+  const rest: string[] = [];
+  if (hidden) rest.push(`${hidden} hidden by noise rules`);
+  if (missed) rest.push(`${missed} evicted before you read them`);
+  const fresh = a.what === 'errors' && folder.fold && folder.size ? await newSinceCheckpoint(ctx, folder) : '';
+  if (fresh) rest.push(fresh);
+  return (shown) => [`${a.what} (${scope}): ${n} matched${folder.records && folder.fold ? ` (${folder.size} distinct)` : ''}${folder.records ? `, showing ${shown}` : ''}`, ...rest].join('; ');
+}
+
+async function newSinceCheckpoint(ctx: ToolContext, folder: Folder): Promise<string> {
+  const cp = latestCheckpoint(ctx.client.checkpoints);
+  const reader = ctx.reader();
+  if (!cp || typeof reader === 'string') return '';
+  const before = await errorKeysBefore(reader, cp);
+  const fresh = folder.groups().filter((g) => !before.has(g.key)).length;
+  return `${fresh} new signature${fresh === 1 ? '' : 's'} since checkpoint ${JSON.stringify(cp.name)}`;
+}

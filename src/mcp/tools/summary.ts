@@ -1,0 +1,189 @@
+/**
+ * observe({what:"summary"}): one call that answers "what happened since I last looked" across
+ * every kind, in about 2 000 tokens, each item with the call that shows its details. It reads on
+ * the client's summary cursors, not its list cursors, so the lists it points to still hold what
+ * it names.
+ */
+import { KINDS, kindId, type Kind } from '../../domain/kinds.js';
+import { errorSignature, pathTemplate } from '../../domain/query/signature.js';
+import { baselineOf, regressions, type Metric } from '../../domain/query/vitals.js';
+import type { StoreReader } from '../../shm/index.js';
+import { Folder, type Group } from '../answer/fold.js';
+import { ScanBudget, scanSliced } from '../answer/sliced-scan.js';
+import { clock } from '../format.js';
+import type { Hit, Rec } from '../query.js';
+import type { ToolContext } from './context.js';
+import { ERROR_BYTES, isError } from './observe-filter.js';
+
+const MAX_SCAN = 20_000;
+/** rows per section: ten of each is what an agent acts on; the section's call lists the rest */
+const ROWS = 10;
+const FAILED_BYTES = ['"status":4', '"status":5', '"status":0', '"error":'].map((s) => Buffer.from(s));
+const WS_BYTES = [Buffer.from('"event":"error"'), Buffer.from('"event":"close"')];
+
+/** for display: says it was cut */
+const cut = (s: string, n: number): string => (s.length > n ? `${s.slice(0, n)}…` : s);
+/** for a filter in a suggested call: a prefix still matches a substring filter, an ellipsis would not */
+const arg = (s: string, n: number): string => JSON.stringify(s.slice(0, n));
+const abnormal = (code: unknown): boolean => code !== 1000 && code !== 1001;
+
+export async function summary(ctx: ToolContext): Promise<string> {
+  const reader = ctx.reader() as StoreReader;
+  const from = ctx.client.summaryCursors;
+  const latest = KINDS.map((_k, id) => reader.latestOrd(id));
+  const news = KINDS.map((_k, id) => latest[id]! - Math.max(from[id]!, reader.tailOrd(id)));
+  const evicted = KINDS.reduce((n, _k, id) => n + Math.max(0, reader.tailOrd(id) - from[id]!), 0);
+  const next = [...latest];
+  const work = new ScanBudget();
+
+  const errors = await folded(reader, work, 'logs', from, next, { anyOf: ERROR_BYTES, match: isError, hide: (r) => ctx.client.noisy(r) !== undefined });
+  const failing = await folded(reader, work, 'network', from, next, { anyOf: FAILED_BYTES, match: (r) => Number(r.status) >= 400 || Number(r.status) === 0 || r.error !== undefined });
+  const ws = await wsTrouble(reader, work, from, next);
+  const perf = await perfRegressions(reader, work, from[kindId('perf')]!);
+  KINDS.forEach((_k, id) => (from[id] = next[id]!));
+
+  const out: string[] = [];
+  const total = news.reduce((n, x) => n + x, 0);
+  out.push(`summary (since your last summary): ${total} new records${evicted ? `, ${evicted} evicted before you looked` : ''}; ${extension(ctx)}`);
+  out.push(`per kind: ${KINDS.map((k, id) => `${k} ${news[id]}`).join(', ')}`);
+  alerts(ctx, out);
+  section(out, `errors: ${errors.folder.records} (${errors.folder.size} distinct)${errors.hidden ? `, ${errors.hidden} hidden by noise rules` : ''}`, 'observe({what:"errors"})', errors.folder.groups(), (g) => {
+    const sig = errorSignature(g.example.rec);
+    return `  ×${g.count} ${JSON.stringify(cut(sig, 160))} last ${clock(g.lastTime)} → observe({what:"errors", contains:${JSON.stringify(snippet(g.example.rec))}})`;
+  });
+  section(out, `failing requests: ${failing.folder.records} (${failing.folder.size} endpoints)`, 'observe({what:"network", status_min:400})', failing.folder.groups(), (g) => {
+    const r = g.example.rec;
+    return `  ×${g.count} ${String(r.method ?? 'GET')} ${pathTemplate(String(r.url ?? ''))} → ${String(r.status ?? 'failed')} last ${clock(g.lastTime)} → observe({what:"network", url:${arg(pathOf(String(r.url ?? '')), 120)}, status_min:400})`;
+  });
+  const wsRows = [...ws.conns.values()].sort((x, y) => Number(y.bad) - Number(x.bad) || y.last - x.last);
+  out.push(wsRows.length ? `websocket errors/closes: ${wsRows.length} connections` : 'websocket errors/closes: none');
+  for (const c of wsRows.slice(0, ROWS)) out.push(`  ${JSON.stringify(cut(c.id, 60))} ${c.what.join(' ')}${c.url ? ` ${cut(c.url, 120)}` : ''} → observe({what:"websocket_events", connection_id:${arg(c.id, 200)}})`);
+  out.push(perf.length ? `performance regressions: ${perf.length} URLs → analyze({target:"performance"})` : 'performance regressions: none new');
+  for (const p of perf.slice(0, ROWS)) out.push(`  ${p}`);
+  const partial = errors.partial || failing.partial || ws.partial;
+  if (partial) out.push('scan paused on a very busy buffer: call summary again for the rest');
+  return out.join('\n');
+}
+
+/** A literal stretch of the message that `contains` can find: up to the first normalized part. */
+function snippet(r: Rec): string {
+  if (r.type === 'network') return pathOf(String(r.request_url ?? '')).slice(0, 60);
+  const msg = String(r.message ?? '');
+  const m = /^[^"'\\\d<]{3,}/.exec(msg);
+  const s = (m ? m[0] : msg).trim();
+  // whole words: a cut word still matches, but reads as a typo to the agent
+  return s.length > 60 ? s.slice(0, s.lastIndexOf(' ', 60) > 20 ? s.lastIndexOf(' ', 60) : 60) : s;
+}
+
+function pathOf(url: string): string {
+  try {
+    return new URL(url).pathname;
+  } catch {
+    return url.replace(/\?.*$/, '');
+  }
+}
+
+function extension(ctx: ToolContext): string {
+  const producers = ctx.producers();
+  const ext = producers.find((p) => p.client === 'extension');
+  if (ext) return `extension ${ext.version} connected since ${ext.connected_at}`;
+  const others = producers.map((p) => p.client).join(', ');
+  return `extension NOT connected${others ? ` (other producers: ${others})` : ''} — ask the user to open Chrome with the Gasoline extension; configure({action:"health"}) for details`;
+}
+
+function alerts(ctx: ToolContext, out: string[]): void {
+  if (!ctx.alerts) return;
+  const n = ctx.alerts.size();
+  out.push(n ? `pending alerts: ${n}` : 'pending alerts: none');
+  for (const a of ctx.alerts.peek(ROWS)) out.push(`  [${a.severity}] ${cut(a.title, 200)} → ${a.next}`);
+}
+
+function section(out: string[], head: string, call: string, groups: Group[], row: (g: Group) => string): void {
+  out.push(groups.length ? `${head} → ${call}` : `${head.replace(/: 0 .*/, ': none')}`);
+  // worst first, then the most frequent: what an agent should look at before anything else
+  const rows = groups.sort((x, y) => y.severity - x.severity || y.count - x.count || y.lastSeq - x.lastSeq);
+  for (const g of rows.slice(0, ROWS)) out.push(row(g));
+  if (rows.length > ROWS) out.push(`  … ${rows.length - ROWS} more → ${call}`);
+}
+
+interface FoldSpec {
+  anyOf: Buffer[];
+  match: (r: Rec) => boolean;
+  hide?: (r: Rec) => boolean;
+}
+
+async function folded(reader: StoreReader, work: ScanBudget, kind: Kind, from: number[], next: number[], spec: FoldSpec): Promise<{ folder: Folder; hidden: number; partial: boolean }> {
+  const k = kindId(kind);
+  const folder = new Folder(true);
+  const r = await scanSliced(reader, { kind: k, from: from[k]!, limit: 0, maxScan: MAX_SCAN, ...spec, sink: (h) => folder.add(h) }, work);
+  next[k] = r.next;
+  return { folder, hidden: r.hidden, partial: !r.atEnd || r.stopped === true };
+}
+
+interface WsConn {
+  id: string;
+  url: string;
+  what: string[];
+  bad: boolean;
+  last: number;
+}
+
+async function wsTrouble(reader: StoreReader, work: ScanBudget, from: number[], next: number[]): Promise<{ conns: Map<string, WsConn>; partial: boolean }> {
+  const k = kindId('ws_events');
+  const conns = new Map<string, WsConn>();
+  const r = await scanSliced(reader, {
+    kind: k,
+    from: from[k]!,
+    limit: 0,
+    maxScan: MAX_SCAN,
+    anyOf: WS_BYTES,
+    match: (e) => e.event === 'error' || e.event === 'close',
+    sink: (h: Hit) => {
+      const id = String(h.rec.id);
+      let c = conns.get(id);
+      if (!c) {
+        if (conns.size >= 200) return false;
+        conns.set(id, (c = { id, url: '', what: [], bad: false, last: 0 }));
+      }
+      if (typeof h.rec.url === 'string') c.url = h.rec.url;
+      c.last = h.clientTime;
+      const bad = h.rec.event === 'error' || abnormal(h.rec.code);
+      c.bad ||= bad;
+      if (c.what.length < 5) c.what.push(h.rec.event === 'error' ? 'error' : `close(${String(h.rec.code ?? '')})${bad ? '' : ' normal'}`);
+      return true;
+    },
+  }, work);
+  next[k] = r.next;
+  return { conns, partial: !r.atEnd || r.stopped === true };
+}
+
+/** Per URL with a load since the last summary: the newest load against the median of the earlier ones. */
+async function perfRegressions(reader: StoreReader, work: ScanBudget, since: number): Promise<string[]> {
+  const k = kindId('perf');
+  if (reader.latestOrd(k) <= Math.max(since, reader.tailOrd(k))) return [];
+  const by = new Map<string, Array<{ ord: number; timing: Partial<Record<Metric, number | null>> }>>();
+  await scanSliced(reader, {
+    kind: k,
+    from: reader.tailOrd(k),
+    limit: 0,
+    maxScan: MAX_SCAN,
+    sink: (h) => {
+      const url = String(h.rec.url);
+      let arr = by.get(url);
+      if (!arr) {
+        if (by.size >= 500) return false;
+        by.set(url, (arr = []));
+      }
+      arr.push({ ord: h.ord, timing: (h.rec.timing ?? {}) as Partial<Record<Metric, number | null>> });
+      return true;
+    },
+  }, work);
+  const out: string[] = [];
+  for (const [url, snaps] of by) {
+    const last = snaps[snaps.length - 1]!;
+    if (last.ord < since || snaps.length < 2) continue;
+    const regs = regressions(baselineOf(snaps.slice(0, -1).map((s) => s.timing)), last.timing);
+    if (regs.length) out.push(`${cut(url, 160)}: ${regs.map((r) => `${r.metric} ${r.metric === 'cls' ? r.baseline.toFixed(3) : `${Math.round(r.baseline)}ms`}→${r.metric === 'cls' ? r.current.toFixed(3) : `${Math.round(r.current)}ms`} (${r.change})`).join(', ')} → analyze({target:"performance", url:${arg(url, 160)}})`);
+  }
+  return out;
+}

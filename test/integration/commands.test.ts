@@ -1,0 +1,219 @@
+/**
+ * On-demand commands through the real server and MCP tools, with a scripted extension (a real
+ * WebSocket producer that says client "extension" and answers `cmd` frames as told). The browser
+ * half is proven in test/e2e/commands.test.ts; here every failure path is driven on purpose.
+ */
+import { mkdtempSync } from 'node:fs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { createMcpServer } from '../../src/mcp/server.js';
+import type { IngestServer } from '../../src/transport/server.js';
+import { Producer, type ServerFrame } from '../helpers/producer.js';
+import { startTestServer } from '../helpers/server.js';
+import { waitFor } from '../e2e/helpers/sink.js';
+
+let server: IngestServer;
+const stateDir = mkdtempSync('/tmp/gasoline-cmd-');
+const open: Producer[] = [];
+
+async function agent(clientId: string, waitMs = 3000): Promise<Client> {
+  const config = loadConfig({ env: {}, flags: { state_dir: stateDir, port: server.port, commands: { wait_ms: waitMs } } });
+  const mcp = createMcpServer({ config, server, clientId });
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await mcp.connect(a);
+  const client = new Client({ name: clientId, version: '1' });
+  await client.connect(b);
+  return client;
+}
+
+async function call(c: Client, name: string, args: Record<string, unknown>): Promise<{ text: string; isError: boolean }> {
+  const r = await c.callTool({ name, arguments: args });
+  return { text: (r.content as Array<{ text: string }>).map((x) => x.text).join('\n'), isError: r.isError === true };
+}
+
+async function extension(): Promise<Producer> {
+  const p = await Producer.connect(server.port);
+  await p.hello(`ext-${Math.random().toString(36).slice(2)}`, { client: 'extension' });
+  open.push(p);
+  return p;
+}
+
+const cmds = (p: Producer): ServerFrame[] => p.frames.filter((f) => f.t === 'cmd');
+const nextCmd = (p: Producer, n: number): Promise<ServerFrame> => waitFor(`cmd #${n}`, () => cmds(p)[n]);
+
+const DOM = { url: 'http://127.0.0.1:3000/', title: 'App', match_count: 1, matches: [{ tag: 'button', id: 'save', text: 'Save', bbox: { x: 1, y: 2, width: 30, height: 10 }, visible: true }] };
+
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterEach(async () => {
+  for (const p of open.splice(0)) {
+    p.close();
+    await p.closed().catch(() => undefined);
+  }
+  await waitFor('no extension left', () => server.ws.commandTarget() === null);
+});
+afterAll(async () => {
+  await server.close();
+});
+
+describe('commands', () => {
+  it('fails at once, saying what to do, when no extension is connected', async () => {
+    const c = await agent('none');
+    const t0 = Date.now();
+    const r = await call(c, 'analyze', { target: 'dom', selector: 'button' });
+    expect(Date.now() - t0).toBeLessThan(500);
+    expect(r.isError).toBe(true);
+    expect(r.text).toContain('no_extension: no extension connected: open Chrome with the Gasoline extension and track a tab (popup)');
+  });
+
+  it('sends a validated cmd frame and answers with the formatted, redacted result', async () => {
+    const ext = await extension();
+    const c = await agent('a');
+    const pending = call(c, 'analyze', { target: 'dom', selector: '#save', include_styles: true, tab_id: 4 });
+    const cmd = await nextCmd(ext, 0);
+    expect(cmd).toMatchObject({ type: 'dom_query', params: { selector: '#save', include_styles: true }, tab_id: 4, deadline_ms: 10_000 });
+    const secret = `ghp_${'a1B2c3D4e5'.repeat(3)}abcdef`;
+    ext.send({ t: 'result', id: cmd.id, status: 'complete', result: { ...DOM, matches: [{ ...DOM.matches[0], text: `token ${secret}` }] } });
+    const r = await pending;
+    expect(r.isError).toBe(false);
+    expect(r.text).toContain('dom: 1 matched, 1 shown');
+    expect(r.text).toContain('"button#save" visible box=1,2 30×10');
+    expect(r.text).not.toContain(secret);
+  });
+
+  it('refuses bad parameters before anything is sent', async () => {
+    const ext = await extension();
+    const c = await agent('p');
+    const r = await call(c, 'interact', { action: 'click' });
+    expect(r.isError).toBe(true);
+    expect(r.text).toContain('invalid_params: interact: selector: click needs selector');
+    const nav = await call(c, 'interact', { action: 'navigate', url: 'javascript:alert(1)' });
+    expect(nav.text).toContain('navigate only to http(s) URLs');
+    expect(cmds(ext)).toHaveLength(0);
+  });
+
+  it('routes a long-running answer only to the client that asked, by query id', async () => {
+    const ext = await extension();
+    const a = await agent('owner', 300);
+    const b = await agent('other', 300);
+    const first = await call(a, 'analyze', { target: 'accessibility' });
+    expect(first.isError).toBe(false);
+    const id = /query_id=(q[0-9a-f]+)/.exec(first.text)![1]!;
+    expect(first.text).toContain(`observe({what:"command_result", query_id:"${id}"})`);
+    expect((await call(a, 'observe', { what: 'command_result', query_id: id })).text).toContain('still running');
+    const cmd = await nextCmd(ext, 0);
+    expect(cmd).toMatchObject({ id, type: 'a11y_audit', deadline_ms: 30_000 });
+    ext.send({
+      t: 'result',
+      id,
+      status: 'complete',
+      result: {
+        url: 'http://127.0.0.1:3000/',
+        engine: 'axe-core 4.14.1',
+        violations: [
+          { id: 'image-alt', impact: 'critical', help: 'Images must have alternative text', node_count: 1, nodes: [{ selector: 'img', html: '<img src="/pixel.png">', failure_summary: 'Fix any of the following: Element does not have an alt attribute' }] },
+          { id: 'color-contrast', impact: 'serious', help: 'Elements must meet minimum color contrast ratio thresholds', node_count: 1, nodes: [{ selector: '.low-contrast', html: '<p class="low-contrast">', failure_summary: 'Fix any of the following: insufficient contrast' }] },
+        ],
+      },
+    });
+    await waitFor('answer kept', () => server.commands.get('owner', id)?.outcome);
+    const theirs = await call(b, 'observe', { what: 'command_result', query_id: id });
+    expect(theirs.isError).toBe(true);
+    expect(theirs.text).toContain('unknown_query');
+    const mine = await call(a, 'observe', { what: 'command_result', query_id: id });
+    expect(mine.isError).toBe(false);
+    expect(mine.text).toMatch(/accessibility: 2 rules violated on 2 elements[\s\S]*## critical \(1\)\n- image-alt[\s\S]*## serious \(1\)\n- color-contrast/);
+  });
+
+  it('rejects a malformed result with a specific reason, counts it, and keeps the connection working', async () => {
+    const ext = await extension();
+    const c = await agent('m');
+    const bad = call(c, 'analyze', { target: 'page_info' });
+    const cmd = await nextCmd(ext, 0);
+    ext.send({ t: 'result', id: cmd.id, status: 'complete', result: { url: 'x', title: 'y', headings: 'not a list' } });
+    const r = await bad;
+    expect(r.isError).toBe(true);
+    expect(r.text).toMatch(/^invalid_result: page_info result rejected: /);
+    const oversized = call(c, 'analyze', { target: 'dom', selector: 'p' });
+    const cmd2 = await nextCmd(ext, 1);
+    ext.send({ t: 'result', id: cmd2.id, status: 'complete', result: { ...DOM, match_count: 60, matches: Array.from({ length: 51 }, () => DOM.matches[0]) } });
+    expect((await oversized).text).toContain('invalid_result: dom_query result rejected: matches');
+    // an answer nobody asked for is counted and ignored
+    ext.send({ t: 'result', id: 'q-nobody', status: 'complete', result: {} });
+    const good = call(c, 'analyze', { target: 'dom', selector: '#save' });
+    const cmd3 = await nextCmd(ext, 2);
+    ext.send({ t: 'result', id: cmd3.id, status: 'complete', result: DOM });
+    expect((await good).isError).toBe(false);
+    const h = server.health().commands as { rejected_results: Record<string, number> };
+    expect(h.rejected_results.invalid_result).toBeGreaterThanOrEqual(2);
+    await waitFor('unknown result counted', () => (server.health().commands as { rejected_results: Record<string, number> }).rejected_results.unknown_result);
+    expect(ext.closeCode).toBeUndefined();
+  });
+
+  it('passes the extension\'s error codes through (agent control off, result too large)', async () => {
+    const ext = await extension();
+    const c = await agent('e');
+    const r = call(c, 'interact', { action: 'click', selector: '#save' });
+    const cmd = await nextCmd(ext, 0);
+    ext.send({ t: 'result', id: cmd.id, status: 'error', error: 'agent_control_off: agent control is off in the Gasoline extension. Ask the user to open the Gasoline popup and switch on "Allow agent control", then retry.' });
+    const out = await r;
+    expect(out.isError).toBe(true);
+    expect(out.text).toMatch(/^agent_control_off: .*Allow agent control/);
+    const big = call(c, 'analyze', { target: 'dom', selector: '*' });
+    const cmd2 = await nextCmd(ext, 1);
+    ext.send({ t: 'result', id: cmd2.id, status: 'error', error: 'result_too_large: the answer was 2000000 bytes, over max_frame 1048576' });
+    expect((await big).text).toMatch(/^result_too_large: /);
+  });
+
+  it('sends to the newest extension connection and takes its answer from that connection only', async () => {
+    const old = await extension();
+    const fresh = await extension();
+    const c = await agent('n');
+    const r = call(c, 'analyze', { target: 'dom', selector: '#save' });
+    const cmd = await nextCmd(fresh, 0);
+    expect(cmds(old)).toHaveLength(0);
+    const before = (server.health().commands as { rejected_results: Record<string, number> }).rejected_results.unknown_result ?? 0;
+    // a stale worker's socket answering an id it never got must not complete the query
+    old.send({ t: 'result', id: cmd.id, status: 'complete', result: { ...DOM, matches: [{ ...DOM.matches[0], text: 'forged' }] } });
+    await waitFor('forged answer counted', () => ((server.health().commands as { rejected_results: Record<string, number> }).rejected_results.unknown_result ?? 0) > before);
+    fresh.send({ t: 'result', id: cmd.id, status: 'complete', result: DOM });
+    const out = await r;
+    expect(out.text).toContain('"text":"Save"');
+    expect(out.text).not.toContain('forged');
+  });
+
+  it('times out with a clear error when the extension never answers', async () => {
+    await extension();
+    const c = await agent('t', 8000);
+    const t0 = Date.now();
+    const r = await call(c, 'interact', { action: 'wait_for', selector: '#never', timeout_ms: 100 });
+    expect(r.isError).toBe(true);
+    expect(r.text).toMatch(/^command_timeout: interact got no answer from the extension within 2100 ms/);
+    expect(Date.now() - t0).toBeLessThan(6000);
+  });
+
+  it('fails pending commands at once when the extension disconnects', async () => {
+    const ext = await extension();
+    const c = await agent('d', 8000);
+    const r = call(c, 'analyze', { target: 'page_info' });
+    await nextCmd(ext, 0);
+    const t0 = Date.now();
+    ext.close();
+    const out = await r;
+    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(out.text).toMatch(/^extension_disconnected: /);
+  });
+
+  it('bounds the commands one client may leave pending', async () => {
+    await extension();
+    const c = await agent('many', 100);
+    const outs = [];
+    for (let i = 0; i < 17; i++) outs.push(await call(c, 'analyze', { target: 'page_info' }));
+    expect(outs.slice(0, 16).every((o) => o.text.includes('still running'))).toBe(true);
+    expect(outs[16]!.isError).toBe(true);
+    expect(outs[16]!.text).toContain('too_many_pending');
+  });
+});
