@@ -83,6 +83,7 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteOutput> {
     f[`${p}.observe_p99_ms`] = r.observe_latency.p99_ms;
     f[`${p}.configure_p99_ms`] = Math.max(r.configure_latency.p99_ms, r.push.configure_latency?.p99_ms ?? 0);
     f[`${p}.cpu_pct`] = r.server_cpu_pct;
+    f[`${p}.alerts_suppressed_at_source`] = r.alerts_suppressed_at_source;
     f[`${p}.rss_mb`] = r.server_peak_rss_mb;
     const nacks = Object.values(r.nacks).reduce((a, b) => a + b, 0) + Object.values(r.burst?.nacks ?? {}).reduce((a, b) => a + b, 0);
     f[`${p}.loss_free`] = r.accounting.ok && nacks === 0 && r.observe_errors === 0;

@@ -80,6 +80,8 @@ export interface ProfileResult {
   accounting: Accounting;
   stdout_bad_lines: number;
   notifications: number;
+  /** alerts the detectors did not raise because the shared per-second allowance was used up (/health) */
+  alerts_suppressed_at_source: number | null;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -155,6 +157,11 @@ async function settled(port: number, maxMs: number): Promise<void> {
     await sleep(100);
   }
 }
+
+const suppressed = (h: Record<string, unknown>): number | null => {
+  const v = (h.alerts as { suppressed_at_source?: unknown } | undefined)?.suppressed_at_source;
+  return typeof v === 'number' ? v : null;
+};
 
 const sumNacks = (n: Record<string, number>): number => Object.values(n).reduce((a, b) => a + b, 0);
 
@@ -234,6 +241,7 @@ export async function runProfile(p: ProfileSpec): Promise<ProfileResult> {
       accounting: acct,
       stdout_bad_lines: mcp.badLines,
       notifications: mcp.notifications,
+      alerts_suppressed_at_source: suppressed(after) === null ? null : suppressed(after)! - (suppressed(before) ?? 0),
     };
   } finally {
     await mcp.stop();
