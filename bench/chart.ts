@@ -9,6 +9,7 @@ export interface ChartPoint {
   offered: number;
   accepted: number;
   push_p99_ms: number | null;
+  push_p50_ms?: number | null;
   ack_p99_ms: number;
 }
 
@@ -74,15 +75,16 @@ export function latencyVsLoadSvg(points: ChartPoint[], subtitle: string): string
   series((p) => p.accepted, yT, '#1f5fbf', '', 'circle');
   series((p) => p.ack_p99_ms, yL, '#e08a2c', '4 3', 'square');
   series((p) => p.push_p99_ms, yL, '#b0302a', '', 'circle');
+  series((p) => p.push_p50_ms ?? null, yL, '#6b1a16', '2 3', 'circle');
   const hasPush = pts.some((p) => p.push_p99_ms !== null);
   const lx = M.l + 10;
   const ly = M.t + 14;
-  o.push(`<rect x="${lx - 6}" y="${ly - 12}" width="300" height="${hasPush ? 56 : 72}" fill="#fff" fill-opacity="0.85" stroke="#ccc"/>`);
+  o.push(`<rect x="${lx - 6}" y="${ly - 12}" width="330" height="${hasPush ? 74 : 72}" fill="#fff" fill-opacity="0.85" stroke="#ccc"/>`);
   o.push(`<circle cx="${lx + 4}" cy="${ly - 4}" r="3.5" fill="#1f5fbf"/><text x="${lx + 14}" y="${ly}">accepted events/s</text>`);
   o.push(`<rect x="${lx + 1}" y="${ly + 11}" width="6" height="6" fill="#e08a2c"/><text x="${lx + 14}" y="${ly + 18}">ack p99 (batch sent → acknowledged)</text>`);
   o.push(
     hasPush
-      ? `<circle cx="${lx + 4}" cy="${ly + 32}" r="3.5" fill="#b0302a"/><text x="${lx + 14}" y="${ly + 36}">push p99 (5xx sent → notification read)</text>`
+      ? `<circle cx="${lx + 4}" cy="${ly + 32}" r="3.5" fill="#b0302a"/><text x="${lx + 14}" y="${ly + 36}">push p99 (5xx sent → notification read; 2 s = missed)</text><circle cx="${lx + 4}" cy="${ly + 50}" r="3.5" fill="#6b1a16"/><text x="${lx + 14}" y="${ly + 54}">push p50</text>`
       : `<text x="${lx}" y="${ly + 36}" fill="#b0302a">push p99: not measured — this build has no</text><text x="${lx}" y="${ly + 52}" fill="#b0302a">streaming (issue 5); no line is drawn for it</text>`,
   );
   o.push('</svg>');

@@ -22,7 +22,7 @@ export interface SuiteOutput {
   results: Record<string, unknown>;
   errors: Record<string, string>;
   /** (offered events/s, accepted events/s, push p99 or null, ack p99) points for the chart */
-  points: Array<{ profile: string; offered: number; accepted: number; push_p99_ms: number | null; ack_p99_ms: number }>;
+  points: Array<{ profile: string; offered: number; accepted: number; push_p99_ms: number | null; push_p50_ms: number | null; ack_p99_ms: number }>;
 }
 
 export interface SuiteOptions {
@@ -108,7 +108,7 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteOutput> {
     }
     rssOver.push(r.server_peak_rss_mb - r.ring_budget_mb);
     badLines.push(r.stdout_bad_lines);
-    out.points.push({ profile: p, offered: r.offered_events_per_s + (r.burst ? r.burst.offered_events / 2 : 0), accepted: r.accepted_events_per_s + (r.burst?.events_per_s ?? 0), push_p99_ms: r.push.push_latency?.p99_ms ?? null, ack_p99_ms: r.ack_latency.p99_ms });
+    out.points.push({ profile: p, offered: r.offered_events_per_s + (r.burst ? r.burst.offered_events / 2 : 0), accepted: r.accepted_events_per_s + (r.burst?.events_per_s ?? 0), push_p99_ms: r.push.push_latency?.p99_ms ?? null, push_p50_ms: r.push.push_latency?.p50_ms ?? null, ack_p99_ms: r.ack_latency.p99_ms });
   };
 
   await step('steady', async () => {
@@ -140,7 +140,7 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteOutput> {
       f['saturate.rss_mb'] = r.server_peak_rss_mb;
       rssOver.push(r.server_peak_rss_mb - r.ring_budget_mb);
       badLines.push(r.stdout_bad_lines);
-      for (const s of r.steps) out.points.push({ profile: 'saturate', offered: s.offered_events_per_s, accepted: s.accepted_events_per_s, push_p99_ms: s.push.push_latency?.p99_ms ?? null, ack_p99_ms: s.ack_latency.p99_ms });
+      for (const s of r.steps) out.points.push({ profile: 'saturate', offered: s.offered_events_per_s, accepted: s.accepted_events_per_s, push_p99_ms: s.push.push_latency?.p99_ms ?? null, push_p50_ms: s.push.push_latency?.p50_ms ?? null, ack_p99_ms: s.ack_latency.p99_ms });
     });
   }
   if (d.http) {
