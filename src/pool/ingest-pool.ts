@@ -88,6 +88,10 @@ export class IngestPool implements TaskRunner {
       // the dispatcher bounds what enters the pool; piscina's own queue stays short
       maxQueue: Number.MAX_SAFE_INTEGER,
       workerData: init,
+      // A worker's objects die young (one batch); V8's default young generation is sized for
+      // long-lived heaps and cost ~30 MB of RSS per worker for nothing. Measured: 436 → 406 MB
+      // peak with full rings and 2 workers, throughput unchanged.
+      resourceLimits: { maxYoungGenerationSizeMb: p.worker_young_generation_mb },
       closeTimeout: p.shutdown_drain_ms,
     });
     this.piscina.on('error', (err: unknown) => log.error('ingest pool error', { error: String(err) }));

@@ -30,11 +30,15 @@ const ALERTS_SUPPRESSED = 5;
 const HEADER = 8;
 
 /**
- * Alerts per second, all workers together, from the per-event sources (new errors, server
- * errors, closes, noise). A page throwing thousands of distinct errors a second is one story —
- * the spike alert tells it — not thousands of alerts: past this, they are counted, not sent.
+ * Alerts per second from the per-event sources (new errors, server errors, closes, noise), all
+ * workers together. A page throwing thousands of distinct errors a second is one story — the
+ * spike alert tells it — not thousands of alerts: past these, they are counted, not sent. The
+ * allowance is per scope (source and host) first, so one flooding origin cannot starve another's
+ * alerts (a 5xx from the API must still be heard while the page spews console errors), then
+ * overall.
  */
-export const MAX_EVENT_ALERTS_PER_S = 50;
+export const MAX_ALERTS_PER_SCOPE_PER_S = 20;
+export const MAX_EVENT_ALERTS_PER_S = 200;
 
 export interface DetectStateBuffers {
   words: SharedArrayBuffer;
@@ -79,8 +83,13 @@ export class DetectState {
     return Atomics.load(this.w, ALERTS_SUPPRESSED);
   }
 
-  /** One alert's place in this second's allowance; false (and counted) once it is used up. */
-  claimAlert(sec: number): boolean {
+  /** One alert's place in this second's allowance for its scope and overall; false (and counted) once used up. */
+  claimAlert(sec: number, scope: number): boolean {
+    const mine = this.touch(scope ^ 0x6a09e667, sec, 1);
+    if (mine && mine.countInWindow > MAX_ALERTS_PER_SCOPE_PER_S) {
+      Atomics.add(this.w, ALERTS_SUPPRESSED, 1);
+      return false;
+    }
     const stamp = Atomics.load(this.w, ALERT_SEC);
     if (stamp !== sec && Atomics.compareExchange(this.w, ALERT_SEC, stamp, sec) === stamp) Atomics.store(this.w, ALERT_COUNT, 0);
     if (Atomics.add(this.w, ALERT_COUNT, 1) < MAX_EVENT_ALERTS_PER_S) return true;

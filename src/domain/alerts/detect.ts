@@ -102,7 +102,7 @@ export class Detector {
       return;
     }
     // spikes and performance are rare by construction; the per-event sources share a cap
-    if (!claimed && a.source !== 'spike_detector' && a.source !== 'performance_monitor' && !this.state.claimAlert(this.sec())) return;
+    if (!claimed && a.source !== 'spike_detector' && a.source !== 'performance_monitor' && !this.state.claimAlert(this.sec(), scopeOf(a.source, a.url))) return;
     const alert: Alert = { ...a, timestamp: new Date(this.now()).toISOString(), correlation_id: correlationId(a.source.slice(0, 3)) };
     this.pending.set(a.dedup_key, { alert, edgeTime: edgeAt });
   }
@@ -151,7 +151,7 @@ export class Detector {
     const seen = this.state.touch(sigHash ^ 0x27d4eb2f, sec, NEW_ERROR_WINDOW_S);
     if (!seen || (seen.lastSeen >= 0 && sec - seen.lastSeen < NEW_ERROR_WINDOW_S)) return;
     // the allowance first: in a flood of new errors, building their text is most of the cost
-    if (!this.state.claimAlert(sec)) return;
+    if (!this.state.claimAlert(sec, scopeOf('error_detector', typeof rec.url === 'string' ? rec.url : pageUrl))) return;
     const sig = errorSignature(rec);
     const message = String(rec.message ?? '');
     const where = typeof rec.source === 'string' ? rec.source : typeof rec.filename === 'string' ? `${rec.filename}:${String(rec.lineno ?? '')}` : '';
@@ -205,7 +205,7 @@ export class Detector {
     }
     // within the window only the first is sent on
     if (seen0 && seen0.countInWindow > 1) return;
-    if (!this.state.claimAlert(this.sec())) return;
+    if (!this.state.claimAlert(this.sec(), scopeOf('anomaly_detector', url))) return;
     const title = failed && !(code >= 500) ? cut(`Network failure: ${method} ${path(url)}${error ? ` (${String(error)})` : ''}`, 200) : cut(`Server error: ${method} ${path(url)} → ${code}`, 200);
     const key = key0;
     this.raise(
@@ -284,6 +284,19 @@ export class Detector {
       );
     }
   }
+}
+
+/** What shares an alert allowance: a source on one host ("https://api.x:8443/a" → api.x:8443). */
+function scopeOf(source: string, url: string | undefined): number {
+  let host = '';
+  if (url) {
+    const at = url.indexOf('://');
+    const from = at >= 0 ? at + 3 : 0;
+    let end = url.indexOf('/', from);
+    if (end < 0) end = url.length;
+    host = url.slice(from, Math.min(end, from + 255));
+  }
+  return hash32(`${source}|${host}`);
 }
 
 /** FNV-1a over the first 300 characters, every run of digits folded to one '#': the cheapest "same line again" */

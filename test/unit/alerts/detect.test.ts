@@ -115,16 +115,22 @@ describe('anomaly detection in the workers', () => {
     expect(out[0]).toMatchObject({ category: 'noise', severity: 'info' });
   });
 
-  it('caps the per-event alerts at 50 a second across workers, counting the rest; a spike still gets through', () => {
+  it('caps per-event alerts per source and host (20 a second) so one flood cannot starve another origin; a spike still gets through', () => {
     const { d, state, advance, other } = setup();
     const d2 = other();
-    for (let i = 0; i < 60; i++) d.see('logs', { level: 'error', type: 'console', message: `distinct failure ${String.fromCharCode(65 + (i % 26))}${String.fromCharCode(65 + Math.floor(i / 26))}` }, 1);
-    for (let i = 0; i < 60; i++) d2.see('network', { method: 'GET', url: `https://api.test/route${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}`, status: 502 }, 1);
-    const sent = d.take().length + d2.take().length;
-    expect(sent).toBe(50);
-    expect(state.alertsSuppressed).toBe(70);
+    const two = (i: number) => `${String.fromCharCode(65 + (i % 26))}${String.fromCharCode(65 + Math.floor(i / 26))}`;
+    for (let i = 0; i < 60; i++) d.see('logs', { level: 'error', type: 'console', message: `distinct failure ${two(i)}`, url: 'https://app.test/' }, 1);
+    for (let i = 0; i < 60; i++) d2.see('network', { method: 'GET', url: `https://api.test/route${two(i).toLowerCase()}`, status: 502 }, 1);
+    // a different host in the same second still gets its alert
+    d2.see('network', { method: 'GET', url: 'https://payments.test/charge', status: 503 }, 1);
+    const a1 = d.take();
+    const a2 = d2.take();
+    expect(a1).toHaveLength(20);
+    expect(a2).toHaveLength(21);
+    expect(a2.some((e) => e.alert.title === 'Server error: GET /charge → 503')).toBe(true);
+    expect(state.alertsSuppressed).toBe(80);
     advance(1000);
-    d.see('logs', { level: 'error', type: 'console', message: 'distinct failure next second' }, 1);
+    d.see('logs', { level: 'error', type: 'console', message: 'distinct failure next second', url: 'https://app.test/' }, 1);
     const next = d.take().map((e) => e.alert.source);
     expect(next).toContain('spike_detector');
     expect(next).toContain('error_detector');
