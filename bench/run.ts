@@ -304,7 +304,7 @@ function profileTable(s: SuiteOutput): string {
     const push = r.push.push_latency ? `${lat3(r.push.push_latency.p50_ms, r.push.push_latency.p99_ms, r.push.push_latency.max_ms)} (${r.push.samples} samples${r.push.missed ? `, ${r.push.missed} missed` : ''}${srv ? `; server-side ${lat3(srv.p50, srv.p99, srv.max)}` : ''}${r.alerts_suppressed_at_source ? `; ${fmt(r.alerts_suppressed_at_source)} alerts suppressed at source` : ''})` : r.push.status === 'unavailable' ? 'unavailable' : `error: ${r.push.reason ?? ''}`;
     const offered = r.burst ? `${fmt(r.offered_events_per_s)} + burst ${fmt(r.burst.offered_events)} in 2 s` : fmt(r.offered_events_per_s);
     const accepted = r.burst ? `${fmt(r.accepted_events_per_s)} + burst ${fmt(r.burst.acceptedReported)}` : fmt(r.accepted_events_per_s);
-    lines.push(`| ${name} | ${offered} | ${accepted} | ${fmt(r.nacked_events_per_s)} | ${fmt(r.accounting.dropped_delta)} | ${lat3(r.ack_latency.p50_ms, r.ack_latency.p99_ms, r.ack_latency.p999_ms)} | ${push} | ${r.observe_latency.p50_ms} / ${r.observe_latency.p99_ms} | ${Math.max(r.configure_latency.p99_ms, r.push.configure_latency?.p99_ms ?? 0)} (${r.configure_action}) | ${r.server_cpu_pct} | ${r.server_peak_rss_mb} (rings ${r.ring_budget_mb}) |`);
+    lines.push(`| ${name} | ${offered} | ${accepted} | ${fmt(r.nacked_events_per_s)} | ${fmt(r.accounting.dropped_delta)} | ${lat3(r.ack_latency.p50_ms, r.ack_latency.p99_ms, r.ack_latency.p999_ms)} | ${push} | ${r.observe_latency.p50_ms} / ${r.observe_latency.p99_ms} | ${Math.max(r.configure_latency.p99_ms, r.push.configure_latency?.p99_ms ?? 0)} (${r.configure_action}) | ${r.server_cpu_pct} | ${r.server_peak_rss_mb} (budget ${r.ring_budget_mb}) |`);
   }
   const sat = s.results.saturate as SaturateResult | undefined;
   if (sat) {
@@ -312,7 +312,7 @@ function profileTable(s: SuiteOutput): string {
       const push = st.push.push_latency
         ? `${lat3(st.push.push_latency.p50_ms, st.push.push_latency.p99_ms, st.push.push_latency.max_ms)} (${st.push.samples}${st.push.missed ? `, ${st.push.missed} > 2 s` : ''}${st.push.refused ? `, ${st.push.refused} probe frames nacked` : ''})`
         : st.push.status;
-      lines.push(`| saturate @${fmt(st.offered_events_per_s)}${st.hold ? ' (hold)' : ''} | ${fmt(st.offered_events_per_s)} | ${fmt(st.accepted_events_per_s)} | ${fmt(Math.round((st.nacked_batches * 100) / (sat.step_ms / 1000)))} (${st.nacked_batches} nacks) | — | ${lat3(st.ack_latency.p50_ms, st.ack_latency.p99_ms, st.ack_latency.p999_ms)} | ${push} | — | — | ${st.server_cpu_pct} | ${st.rss_mb} (rings ${sat.ring_budget_mb}) |`);
+      lines.push(`| saturate @${fmt(st.offered_events_per_s)}${st.hold ? ' (hold)' : ''} | ${fmt(st.offered_events_per_s)} | ${fmt(st.accepted_events_per_s)} | ${fmt(Math.round((st.nacked_batches * 100) / (sat.step_ms / 1000)))} (${st.nacked_batches} nacks) | — | ${lat3(st.ack_latency.p50_ms, st.ack_latency.p99_ms, st.ack_latency.p999_ms)} | ${push} | — | — | ${st.server_cpu_pct} | ${st.rss_mb} (budget ${sat.ring_budget_mb}) |`);
     }
   }
   return lines.join('\n');

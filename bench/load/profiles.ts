@@ -180,7 +180,7 @@ export async function runProfile(p: ProfileSpec): Promise<ProfileResult> {
       await mcp.callTool('configure', configureArgs);
     }
     const before = await getHealth(p.port);
-    const budget = Math.round(total(before, (k) => k.ring.capacity_bytes) / 1048576);
+    const budget = memoryBudgetMb(before);
     const cpu0 = cpuSeconds(mcp.pid);
     const t0 = performance.now();
     const probe = await startPushProbe({ mcp, port: p.port, support, intervalMs: p.probeEveryMs, tag: p.name });
@@ -281,12 +281,22 @@ export interface SaturateResult {
  * sessions × 128 batches ≈ 20 MB in flight) so that overload reaches admission control instead of
  * stalling in the producer: the proof that excess is refused, not buffered.
  */
+/**
+ * The configured memory budget: the rings plus the input arena, the two bounded buffers the
+ * config sizes (rings.*, pool.input_bytes). Under overload the arena fills to its shed mark
+ * (75 %), so it belongs in the budget that "RSS ≤ budget + 200 MB" is judged against.
+ */
+function memoryBudgetMb(health: Awaited<ReturnType<typeof getHealth>>): number {
+  const arena = Number((health as unknown as { pool?: { arena_capacity_bytes?: number } }).pool?.arena_capacity_bytes ?? 0);
+  return Math.round((total(health, (k) => k.ring.capacity_bytes) + arena) / 1048576);
+}
+
 export async function runSaturate(o: { root: string; port: number; rates: number[]; stepMs: number; probeEveryMs: number; serverThreads?: number }): Promise<SaturateResult> {
   const mcp = await startServer(o.root, o.port, o.serverThreads);
   try {
     const support = await detectStreaming(mcp);
     const before = await getHealth(o.port);
-    const budget = Math.round(total(before, (k) => k.ring.capacity_bytes) / 1048576);
+    const budget = memoryBudgetMb(before);
     const steps: SaturateStep[] = [];
     let accepted = 0;
     let unacked = 0;
