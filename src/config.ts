@@ -64,6 +64,8 @@ export const PoolSchema = z
     /** synthetic batches each worker processes before the port opens (JIT warm-up) */
     warmup_batches: z.number().int().min(0).max(100_000).default(200),
     shutdown_drain_ms: z.number().int().min(0).max(60_000).default(5000),
+    /** admission control: a batch that would wait longer than this for a worker is refused */
+    max_queue_delay_ms: z.number().int().min(10).max(60_000).default(250),
     /** V8 young-generation cap per ingest worker (MB): their objects live one batch */
     worker_young_generation_mb: z.number().int().min(4).max(256).default(16),
   })

@@ -25,6 +25,8 @@ export interface Pending {
 interface Group {
   entries: Pending[];
   bytes: number;
+  /** performance.now() when it was queued */
+  at: number;
 }
 
 export interface DispatcherOptions {
@@ -72,7 +74,7 @@ export class Dispatcher {
     if (group.length === 0) return;
     let bytes = 0;
     for (const p of group) bytes += p.item.len;
-    this.queue.push({ entries: group, bytes });
+    this.queue.push({ entries: group, bytes, at: performance.now() });
     this.queuedBytes += bytes;
     if (!this.scheduled) {
       this.scheduled = true;
@@ -81,6 +83,11 @@ export class Dispatcher {
         this.pump();
       });
     }
+  }
+
+  /** how long the oldest queued group has waited for a worker (ms); admission control reads this */
+  get oldestQueuedMs(): number {
+    return this.queueHead < this.queue.length ? performance.now() - this.queue[this.queueHead]!.at : 0;
   }
 
   /** bytes waiting for a worker; admission control reads this */

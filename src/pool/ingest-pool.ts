@@ -113,7 +113,9 @@ export class IngestPool implements TaskRunner {
 
   /** Admission control: refuse new work (nack/503) before the workers saturate. */
   overloaded(): boolean {
-    return this.dispatcher.pendingBytes > this.shedBytes || this.arena.used > this.arena.capacity * 0.75;
+    // Bytes bound memory; the wait bounds latency: a batch that would queue longer than this is
+    // refused (nack + retry_after_ms) rather than absorbed into seconds of delay.
+    return this.dispatcher.pendingBytes > this.shedBytes || this.arena.used > this.arena.capacity * 0.75 || this.dispatcher.oldestQueuedMs > this.o.config.pool.max_queue_delay_ms;
   }
 
   async run(items: TaskItem[], recvTime: number): Promise<ItemResult[]> {
