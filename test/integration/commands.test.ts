@@ -5,33 +5,19 @@
  */
 import { mkdtempSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { createMcpServer } from '../../src/mcp/server.js';
 import type { IngestServer } from '../../src/transport/server.js';
 import { Producer, type ServerFrame } from '../helpers/producer.js';
 import { startTestServer } from '../helpers/server.js';
+import { callTool, connectAgent } from '../helpers/mcp-agent.js';
 import { waitFor } from '../e2e/helpers/sink.js';
 
 let server: IngestServer;
 const stateDir = mkdtempSync('/tmp/gasoline-cmd-');
 const open: Producer[] = [];
 
-async function agent(clientId: string, waitMs = 3000): Promise<Client> {
-  const config = loadConfig({ env: {}, flags: { state_dir: stateDir, port: server.port, commands: { wait_ms: waitMs } } });
-  const mcp = createMcpServer({ config, server, clientId });
-  const [a, b] = InMemoryTransport.createLinkedPair();
-  await mcp.connect(a);
-  const client = new Client({ name: clientId, version: '1' });
-  await client.connect(b);
-  return client;
-}
-
-async function call(c: Client, name: string, args: Record<string, unknown>): Promise<{ text: string; isError: boolean }> {
-  const r = await c.callTool({ name, arguments: args });
-  return { text: (r.content as Array<{ text: string }>).map((x) => x.text).join('\n'), isError: r.isError === true };
-}
+const agent = (clientId: string, waitMs = 3000): Promise<Client> => connectAgent(server, stateDir, clientId, { commands: { wait_ms: waitMs } });
+const call = callTool;
 
 async function extension(): Promise<Producer> {
   const p = await Producer.connect(server.port);

@@ -9,26 +9,15 @@ import { createMcpServer } from '../../src/mcp/server.js';
 import type { IngestServer } from '../../src/transport/server.js';
 import { batch, logRecord, Producer } from '../helpers/producer.js';
 import { startTestServer } from '../helpers/server.js';
+import { callTool, connectAgent } from '../helpers/mcp-agent.js';
 
 let server: IngestServer;
 let producer: Producer;
 let seq = 0;
 const stateDir = mkdtempSync('/tmp/gasoline-mcp-');
 
-async function agent(clientId: string): Promise<Client> {
-  const config = loadConfig({ env: {}, flags: { state_dir: stateDir, port: server.port } });
-  const mcp = createMcpServer({ config, server, clientId });
-  const [a, b] = InMemoryTransport.createLinkedPair();
-  await mcp.connect(a);
-  const client = new Client({ name: clientId, version: '1' });
-  await client.connect(b);
-  return client;
-}
-
-async function call(c: Client, name: string, args: Record<string, unknown>): Promise<{ text: string; isError: boolean }> {
-  const r = await c.callTool({ name, arguments: args });
-  return { text: (r.content as Array<{ text: string }>).map((x) => x.text).join('\n'), isError: r.isError === true };
-}
+const agent = (clientId: string): Promise<Client> => connectAgent(server, stateDir, clientId);
+const call = callTool;
 
 async function send(records: Record<string, unknown[]>, extra: Record<string, unknown> = {}): Promise<void> {
   const s = seq++;
