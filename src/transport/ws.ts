@@ -317,7 +317,10 @@ export class WsEdge {
     let taken = 0;
     for (const f of take) taken += f.slice.len;
     this.queuedBytes.set(session, (this.queuedBytes.get(session) ?? taken) - taken);
-    const shed = pool.overloaded();
+    // Refused too when the group waited behind this session's earlier batches for longer than the
+    // queue-delay bound: with a deep producer window the backlog sits here, not in the dispatcher.
+    const waited = take.length ? performance.timeOrigin + performance.now() - take[0]!.edgeAt : 0;
+    const shed = pool.overloaded() || waited > this.o.config.pool.max_queue_delay_ms;
     const group: Pending[] = [];
     let remaining = 0;
     const touched = new Set<Conn>();
