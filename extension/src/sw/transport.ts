@@ -167,7 +167,10 @@ export class Transport {
     const s = this.socket;
     this.socket = null;
     if (s) {
-      s.onclose = s.onmessage = s.onerror = s.onopen = null;
+      s.onclose = s.onmessage = s.onopen = null;
+      // closing a socket that is still connecting reports an error afterwards; it must land on a
+      // handler (a WebSocket without one, as in Node's ws, would throw it at the top level)
+      s.onerror = () => undefined;
       try {
         s.close(1000, 'stopped');
       } catch {
