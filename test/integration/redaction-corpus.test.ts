@@ -7,6 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { mulberry32 } from '../fixtures/shm-gen.js';
 import { loadConfig } from '../../src/config.js';
 import { luhn } from '../../src/domain/redaction/index.js';
 import { createMcpServer } from '../../src/mcp/server.js';
@@ -15,13 +16,7 @@ import { batch, Producer } from '../helpers/producer.js';
 import { carry as carryLine, loadCorpus } from '../helpers/redaction-carry.js';
 import { startTestServer } from '../helpers/server.js';
 
-let seed = 20261122;
-const rnd = (): number => {
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-};
+const rnd = mulberry32(20261122);
 const pick = (alphabet: string, n: number): string => Array.from({ length: n }, () => alphabet[Math.floor(rnd() * alphabet.length)]).join('');
 const B62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const UP = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';

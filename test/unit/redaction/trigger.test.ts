@@ -4,6 +4,7 @@
  * made of, and for the batch form against the per-string form.
  */
 import { describe, expect, it } from 'vitest';
+import { mulberry32 } from '../../fixtures/shm-gen.js';
 import { TRIGGER } from '../../../src/domain/redaction/rules.js';
 import { markTriggered, mayTrigger } from '../../../src/domain/redaction/trigger.js';
 import { compileRedaction } from '../../../src/domain/redaction/index.js';
@@ -12,13 +13,7 @@ import { carry, loadCorpus } from '../../helpers/redaction-carry.js';
 
 const corpus = loadCorpus();
 
-let seed = 7;
-const rnd = (): number => {
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-};
+const rnd = mulberry32(7);
 const pick = <T,>(a: readonly T[]): T => a[Math.floor(rnd() * a.length)]!;
 
 const FRAGMENTS = [
