@@ -56,6 +56,13 @@ export const PoolSchema = z
     /** frames (or HTTP bodies) combined into one piscina task */
     max_items_per_task: z.number().int().min(1).max(10_000).default(64),
     max_bytes_per_task: z.number().int().min(1024).max(256 * MiB).default(2 * MiB),
+    /**
+     * Latency bound: WebSocket frame bytes per task, and in flight beyond one task per worker
+     * (~1 ms of work). Work handed to a worker cannot be overtaken; beyond this, frames wait in the
+     * dispatcher, where a quiet producer's frame can still go first. 0: no bound.
+     */
+    latency_bound_bytes: z.number().int().min(0).max(256 * MiB).default(16 * KiB),
+    sparse_group_bytes: z.number().int().min(0).max(MiB).default(8 * KiB),
     /** shared input arena: the edge copies each frame here exactly once */
     input_bytes: z.number().int().min(256 * KiB).max(1024 * MiB).default(64 * MiB),
     /** admission control: queued bytes above this are refused (nack / 503) before workers saturate */

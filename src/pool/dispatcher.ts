@@ -25,6 +25,7 @@ export interface Pending {
 interface Group {
   entries: Pending[];
   bytes: number;
+  wsBytes: number;
   /** performance.now() when it was queued */
   at: number;
 }
@@ -35,6 +36,13 @@ export interface DispatcherOptions {
   maxInflight: number;
   /** workers: what is queued is spread over this many tasks so no worker idles beside a busy one */
   workers: number;
+  /**
+   * WebSocket frame bytes per task, and in flight beyond one task per worker (0: no bound). About
+   * a millisecond of work: what a newly arrived frame may have to wait behind inside a worker.
+   */
+  latencyBytes?: number;
+  /** groups up to this size from an idle producer take the sparse lane (0: no sparse lane) */
+  sparseBytes?: number;
 }
 
 export interface DispatcherStats {
@@ -50,9 +58,13 @@ export interface DispatcherStats {
 export class Dispatcher {
   private readonly queue: Group[] = [];
   private queueHead = 0;
+  /** served before `queue`; small by construction (small groups from idle producers) */
+  private sparse: Group[] = [];
   private queuedBytes = 0;
   private inflightTasks = 0;
   private inflightItems = 0;
+  /** WebSocket frame bytes in tasks not yet finished (the latency bound counts these) */
+  private inflightWsBytes = 0;
   private scheduled = false;
   private idleWaiters: Array<() => void> = [];
   private tasks = 0;
@@ -65,16 +77,24 @@ export class Dispatcher {
     private readonly opts: DispatcherOptions,
   ) {}
 
-  submit(item: TaskItem, recvTime: number, done: (r: ItemResult) => void): void {
-    this.submitGroup([{ item, recvTime, done }]);
+  submit(item: TaskItem, recvTime: number, done: (r: ItemResult) => void, sparse = false): void {
+    this.submitGroup([{ item, recvTime, done }], sparse);
   }
 
-  /** A group is never split across tasks: a session's frames must be applied in order by one worker. */
-  submitGroup(group: Pending[]): void {
+  /**
+   * A group is never split across tasks: a session's frames must be applied in order by one worker.
+   * `sparse`: the group comes from a producer that was idle (nothing queued, nothing in flight)
+   * and is small. Such groups go ahead of backlogged ones — fq_codel's sparse-flow rule — so a
+   * quiet tab's error is not stuck behind a busy one's backlog; a producer that keeps sending is
+   * never idle when its next frame arrives, so it cannot stay in this lane.
+   */
+  submitGroup(group: Pending[], sparse = false): void {
     if (group.length === 0) return;
     let bytes = 0;
     for (const p of group) bytes += p.item.len;
-    this.queue.push({ entries: group, bytes, at: performance.now() });
+    const g = { entries: group, bytes, wsBytes: wsBytesOf(group), at: performance.now() };
+    if (sparse && bytes <= (this.opts.sparseBytes ?? 0)) this.sparse.push(g);
+    else this.queue.push(g);
     this.queuedBytes += bytes;
     if (!this.scheduled) {
       this.scheduled = true;
@@ -87,7 +107,8 @@ export class Dispatcher {
 
   /** how long the oldest queued group has waited for a worker (ms); admission control reads this */
   get oldestQueuedMs(): number {
-    return this.queueHead < this.queue.length ? performance.now() - this.queue[this.queueHead]!.at : 0;
+    const at = Math.min(this.queueHead < this.queue.length ? this.queue[this.queueHead]!.at : Infinity, this.sparse[0]?.at ?? Infinity);
+    return at === Infinity ? 0 : performance.now() - at;
   }
 
   /** bytes waiting for a worker; admission control reads this */
@@ -97,7 +118,7 @@ export class Dispatcher {
 
   get stats(): DispatcherStats {
     return {
-      queuedItems: this.queue.length - this.queueHead, // groups
+      queuedItems: this.queue.length - this.queueHead + this.sparse.length, // groups
       queuedBytes: this.queuedBytes,
       inflightTasks: this.inflightTasks,
       inflightItems: this.inflightItems,
@@ -108,7 +129,7 @@ export class Dispatcher {
   }
 
   get idle(): boolean {
-    return this.inflightTasks === 0 && this.queue.length === this.queueHead;
+    return this.inflightTasks === 0 && !this.queued;
   }
 
   /** resolves when nothing is queued or in flight */
@@ -117,22 +138,42 @@ export class Dispatcher {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
+  private get queued(): boolean {
+    return this.sparse.length > 0 || this.queueHead < this.queue.length;
+  }
+
   private pump(): void {
-    while (this.inflightTasks < this.opts.maxInflight && this.queueHead < this.queue.length) {
+    const bound = this.opts.latencyBytes ?? 0;
+    while (this.inflightTasks < this.opts.maxInflight && this.queued) {
+      // Work handed to a worker cannot be overtaken. Beyond one task per worker, frames are handed
+      // over only while little frame work is in flight, and each task holds little: what arrives
+      // next waits here, where the sparse lane can still put it first, not behind a long backlog
+      // inside a worker. HTTP bodies are a bulk path (many small independent bodies, batched for
+      // throughput) and are not counted.
+      const extra = this.inflightTasks >= this.opts.workers;
+      if (bound > 0 && extra && this.inflightWsBytes >= bound) break;
+      const wsAllowance = bound > 0 ? (extra ? bound - this.inflightWsBytes : bound) : Infinity;
       const batch: Pending[] = [];
       let bytes = 0;
+      let wsBytes = 0;
       let groups = 0;
-      const queuedGroups = this.queue.length - this.queueHead;
+      const queuedGroups = this.queue.length - this.queueHead + this.sparse.length;
       const freeTasks = Math.min(this.opts.maxInflight - this.inflightTasks, this.opts.workers);
       const groupsPerTask = Math.max(1, Math.ceil(queuedGroups / Math.max(1, freeTasks)));
-      while (this.queueHead < this.queue.length) {
-        const g = this.queue[this.queueHead]!;
-        if (batch.length > 0 && (groups >= groupsPerTask || batch.length + g.entries.length > this.opts.maxItems || bytes + g.bytes > this.opts.maxBytes)) break;
+      let sparseTaken = 0;
+      for (;;) {
+        const fromSparse = sparseTaken < this.sparse.length;
+        const g = fromSparse ? this.sparse[sparseTaken] : this.queue[this.queueHead];
+        if (!g) break;
+        if (batch.length > 0 && (groups >= groupsPerTask || batch.length + g.entries.length > this.opts.maxItems || bytes + g.bytes > this.opts.maxBytes || wsBytes + g.wsBytes > wsAllowance)) break;
         groups++;
         for (const p of g.entries) batch.push(p);
         bytes += g.bytes;
-        this.queueHead++;
+        wsBytes += g.wsBytes;
+        if (fromSparse) sparseTaken++;
+        else this.queueHead++;
       }
+      if (sparseTaken) this.sparse = this.sparse.slice(sparseTaken);
       this.queuedBytes -= bytes;
       this.launch(batch, false);
     }
@@ -147,6 +188,7 @@ export class Dispatcher {
   }
 
   private launch(batch: Pending[], isRetry: boolean): void {
+    this.inflightWsBytes += wsBytesOf(batch);
     this.inflightTasks++;
     this.inflightItems += batch.length;
     this.tasks++;
@@ -190,9 +232,10 @@ export class Dispatcher {
   }
 
   private finish(batch: Pending[]): void {
+    this.inflightWsBytes -= wsBytesOf(batch);
     this.inflightTasks--;
     this.inflightItems -= batch.length;
-    if (this.queueHead < this.queue.length) this.pump();
+    if (this.queued) this.pump();
     else this.checkIdle();
   }
 
@@ -203,6 +246,12 @@ export class Dispatcher {
       for (const f of w) f();
     }
   }
+}
+
+function wsBytesOf(entries: Pending[]): number {
+  let n = 0;
+  for (const p of entries) if (p.item.src === 'ws') n += p.item.len;
+  return n;
 }
 
 function committedResult(item: TaskItem, st: { state: number; accepted: number; rejected: number; seq: number }): ItemResult {

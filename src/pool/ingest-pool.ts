@@ -100,6 +100,8 @@ export class IngestPool implements TaskRunner {
       maxBytes: p.max_bytes_per_task,
       maxInflight: p.threads * p.concurrent_tasks_per_worker,
       workers: p.threads,
+      latencyBytes: p.latency_bound_bytes,
+      sparseBytes: p.sparse_group_bytes,
     });
   }
 

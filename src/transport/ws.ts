@@ -243,6 +243,7 @@ export class WsEdge {
         pool.slotAlloc.release(slot);
         this.helloResult(f.conn, r);
       },
+      true,
     );
   }
 
@@ -299,12 +300,14 @@ export class WsEdge {
     this.queuedBytes.set(session, bytes);
     let q = this.queues.get(session);
     if (!q) this.queues.set(session, (q = []));
+    // idle until this frame: nothing of this producer's is queued or in flight
+    const idle = q.length === 0 && !session.inflight;
     q.push(f);
-    this.pump(session);
+    this.pump(session, idle);
   }
 
   /** One task at a time per session keeps its batches in order; all that queued meanwhile goes next. */
-  private pump(session: Session): void {
+  private pump(session: Session, idle = false): void {
     if (session.inflight) return;
     const q = this.queues.get(session);
     if (!q || q.length === 0) {
@@ -358,7 +361,7 @@ export class WsEdge {
     }
     session.inflight = true;
     session.lastActive = Date.now();
-    pool.dispatcher.submitGroup(group);
+    pool.dispatcher.submitGroup(group, idle);
   }
 
   private itemResult(conn: Conn, session: Session, r: ItemResult): void {
