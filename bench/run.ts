@@ -297,7 +297,7 @@ const lat3 = (a: number | undefined, b: number | undefined, c: number | undefine
 function profileTable(s: SuiteOutput): string {
   const head = '| profile | offered ev/s | accepted ev/s | nacked ev/s | dropped | ack p50 / p99 / p99.9 ms | push p50 / p99 / max ms | observe p50 / p99 ms | configure p99 ms | server CPU % | peak RSS MB |\n|---|---|---|---|---|---|---|---|---|---|---|';
   const lines: string[] = [head];
-  for (const name of ['steady', 'heavy', 'burst']) {
+  for (const name of ['steady', 'heavy', 'burst', 'half']) {
     const r = s.results[name] as ProfileResult | undefined;
     if (!r) continue;
     const srv = (r.push.server_status as { latency_ms?: { p50?: number; p99?: number; max?: number } } | null | undefined)?.latency_ms;

@@ -2,7 +2,8 @@
  * Issue 7's profiles as one suite, run against the build at `root` (head, or a base worktree
  * under --compare), flattened into named figures the SLO gate (slo.json) and the comparison read.
  *
- *   ci       steady 20 s, heavy 15 s, burst 15 s, saturate 5 × 3 s, HTTP routes 3 s each,
+ *   ci       steady 20 s, heavy 15 s, burst 15 s, saturate 5 × 3 s, half 15 s (ingest at half the
+ *            maximum saturate measured, issue 5's condition for push latency), HTTP routes 3 s each,
  *            POST /logs vs the Go reference 5 s each — the `pnpm bench` gate, ≤ 5 min with micro
  *   full     the same shapes at 60 s (saturate steps 10 s, HTTP 10 s)
  *   soak     steady for 10 minutes
@@ -35,17 +36,23 @@ export interface SuiteOptions {
 }
 
 const SATURATE_RATES = [100_000, 200_000, 300_000, 400_000, 600_000];
+/**
+ * Push samples are sequential (re-enable, send, wait for the notification); at this spacing a 15 s
+ * profile yields ~200 of them, enough for a p99 that is not simply the maximum. It stays under the
+ * detectors' per-host allowance of 20 alerts a second.
+ */
+const PROBE_EVERY_MS = 60;
 
-function durations(kind: SuiteKind): { steady: number; heavy: number; burst: number; step: number; http: number; logs: number } {
+function durations(kind: SuiteKind): { steady: number; heavy: number; burst: number; step: number; half: number; http: number; logs: number } {
   switch (kind) {
     case 'full':
-      return { steady: 60_000, heavy: 60_000, burst: 60_000, step: 10_000, http: 10_000, logs: 10_000 };
+      return { steady: 60_000, heavy: 60_000, burst: 60_000, step: 10_000, half: 60_000, http: 10_000, logs: 10_000 };
     case 'soak':
-      return { steady: 600_000, heavy: 0, burst: 0, step: 0, http: 0, logs: 0 };
+      return { steady: 600_000, heavy: 0, burst: 0, step: 0, half: 0, http: 0, logs: 0 };
     case 'compare':
-      return { steady: 12_000, heavy: 0, burst: 0, step: 3000, http: 0, logs: 4000 };
+      return { steady: 12_000, heavy: 0, burst: 0, step: 3000, half: 0, http: 0, logs: 4000 };
     default:
-      return { steady: 20_000, heavy: 15_000, burst: 15_000, step: 3000, http: 3000, logs: 5000 };
+      return { steady: 20_000, heavy: 15_000, burst: 15_000, step: 3000, half: 15_000, http: 3000, logs: 5000 };
   }
 }
 
@@ -113,12 +120,12 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteOutput> {
 
   await step('steady', async () => {
     const port = await freePort();
-    profileFigures('steady', await runProfile({ name: 'steady', root: o.root, port, durationMs: d.steady, load: { rate: 2000, mix: 'mixed', connections: 2 }, observeEveryMs: 1000, probeEveryMs: 250 }));
+    profileFigures('steady', await runProfile({ name: 'steady', root: o.root, port, durationMs: d.steady, load: { rate: 2000, mix: 'mixed', connections: 2 }, observeEveryMs: 1000, probeEveryMs: PROBE_EVERY_MS }));
   });
   if (d.heavy) {
     await step('heavy', async () => {
       const port = await freePort();
-      profileFigures('heavy', await runProfile({ name: 'heavy', root: o.root, port, durationMs: d.heavy, load: { rate: 20_000, mix: 'heavy', connections: 4 }, observeEveryMs: 1000, probeEveryMs: 250 }));
+      profileFigures('heavy', await runProfile({ name: 'heavy', root: o.root, port, durationMs: d.heavy, load: { rate: 20_000, mix: 'heavy', connections: 4 }, observeEveryMs: 1000, probeEveryMs: PROBE_EVERY_MS }));
     });
   }
   if (d.burst) {
@@ -126,7 +133,7 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteOutput> {
       const port = await freePort();
       // 50 000 5xx network records in 2 s (25 000/s) on top of steady, a third of the way in
       const burst = { rate: 25_000, mix: 'errors5xx' as const, connections: 4, atMs: Math.round(d.burst / 3), durationMs: 2000 };
-      profileFigures('burst', await runProfile({ name: 'burst', root: o.root, port, durationMs: d.burst, load: { rate: 2000, mix: 'mixed', connections: 2 }, burst, observeEveryMs: 1000, probeEveryMs: 100 }));
+      profileFigures('burst', await runProfile({ name: 'burst', root: o.root, port, durationMs: d.burst, load: { rate: 2000, mix: 'mixed', connections: 2 }, burst, observeEveryMs: 1000, probeEveryMs: PROBE_EVERY_MS }));
     });
   }
   if (d.step) {
@@ -141,6 +148,16 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteOutput> {
       rssOver.push(r.server_peak_rss_mb - r.ring_budget_mb);
       badLines.push(r.stdout_bad_lines);
       for (const s of r.steps) out.points.push({ profile: 'saturate', offered: s.offered_events_per_s, accepted: s.accepted_events_per_s, push_p99_ms: s.push.push_latency?.p99_ms ?? null, push_p50_ms: s.push.push_latency?.p50_ms ?? null, ack_p99_ms: s.ack_latency.p99_ms });
+    });
+  }
+  // Issue 5's condition for push latency: ingest at half of its measured maximum — the maximum the
+  // saturate step just measured, on the same server configuration (2 workers).
+  const max = Number(f['saturate.max_accepted_events_per_s'] ?? 0);
+  if (d.half && max > 0) {
+    await step('half', async () => {
+      const port = await freePort();
+      const rate = Math.round(max / 2 / 1000) * 1000;
+      profileFigures('half', await runProfile({ name: 'half', root: o.root, port, durationMs: d.half, load: { rate, mix: 'mixed', connections: 8 }, observeEveryMs: 1000, probeEveryMs: PROBE_EVERY_MS, serverThreads: 2 }));
     });
   }
   if (d.http) {

@@ -13,6 +13,8 @@
  * retries and queueing count against us (no coordinated omission).
  */
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { unpack } from 'msgpackr';
 import WebSocket from 'ws';
@@ -417,8 +419,24 @@ export async function runProducers(o: ProducerRunOptions): Promise<ProducerRunRe
   };
 }
 
+/**
+ * Producers share this machine's cores with the server and with the bench's own MCP client, which
+ * timestamps notifications: a load generator that takes a core when the server or the probe
+ * wakes up measures itself. So its threads yield (nice 10, this thread only — Linux applies
+ * setpriority to a thread id), as they would on a separate machine. Best effort elsewhere.
+ */
+function lowerOwnPriority(): void {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, 10);
+  } catch {
+    // not Linux, or not permitted: the load runs at normal priority
+  }
+}
+
 if (!isMainThread && (workerData as { kind?: string } | null)?.kind === 'gasoline-bench-producer') {
   const init = workerData as ThreadInit;
+  lowerOwnPriority();
   runThread(init).then(
     (r) => {
       parentPort!.postMessage(r);
