@@ -62,6 +62,7 @@ export const PoolSchema = z
      * dispatcher, where a quiet producer's frame can still go first. 0: no bound.
      */
     latency_bound_bytes: z.number().int().min(0).max(256 * MiB).default(16 * KiB),
+    /** a group of frames up to this size from a producer that was idle goes ahead of backlogs (0: off) */
     sparse_group_bytes: z.number().int().min(0).max(MiB).default(8 * KiB),
     /** shared input arena: the edge copies each frame here exactly once */
     input_bytes: z.number().int().min(256 * KiB).max(1024 * MiB).default(64 * MiB),

@@ -85,7 +85,7 @@ export class Dispatcher {
    * A group is never split across tasks: a session's frames must be applied in order by one worker.
    * `sparse`: the group comes from a producer that was idle (nothing queued, nothing in flight)
    * and is small. Such groups go ahead of backlogged ones — fq_codel's sparse-flow rule — so a
-   * quiet tab's error is not stuck behind a busy one's backlog; a producer that keeps sending is
+   * quiet producer's error is not stuck behind a busy one's backlog; a producer that keeps sending is
    * never idle when its next frame arrives, so it cannot stay in this lane.
    */
   submitGroup(group: Pending[], sparse = false): void {
