@@ -3,7 +3,7 @@
  * notifications share it), so every call examines at most `maxScan` records, decodes only what
  * passes a cheap byte prefilter, and hands back a cursor to continue.
  */
-import type { StoreReader, RecordHeader } from '../shm/index.js';
+import type { StoreReader, RecordHeader, RecordView } from '../shm/index.js';
 
 export type Rec = Record<string, unknown>;
 
@@ -66,10 +66,10 @@ export function scan(reader: StoreReader, s: ScanSpec): ScanResult {
   let atEnd = false;
   let stopped = false;
   const filter = s.anyOf || s.allOf || s.tab !== undefined
-    ? (v: { bytes: Buffer; tab: number }) => {
+    ? (v: RecordView) => {
         if (s.tab !== undefined && v.tab !== s.tab) return false;
-        if (s.allOf && !s.allOf.every((b) => v.bytes.indexOf(b) >= 0)) return false;
-        if (s.anyOf && !s.anyOf.some((b) => v.bytes.indexOf(b) >= 0)) return false;
+        if (s.allOf && !s.allOf.every((b) => v.has(b))) return false;
+        if (s.anyOf && !s.anyOf.some((b) => v.has(b))) return false;
         return true;
       }
     : undefined;

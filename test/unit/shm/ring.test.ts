@@ -195,14 +195,41 @@ describe('shm ring framing', () => {
     const enc = new TextEncoder();
     const records = Array.from({ length: 40 }, (_, i) => ({ kind: 0, clientTime: NaN, tab: -1, payload: enc.encode(i % 10 === 3 ? `needle-${i}` : `hay-${i}`) }));
     w.commit({ recvTime: 1, records, received: [40], rejected: [0] });
-    const r = reader.read(0, 0, 100, { filter: (v) => v.bytes.indexOf('needle') >= 0 && Number.isNaN(v.clientTime) });
+    const needle = Buffer.from('needle');
+    const r = reader.read(0, 0, 100, { filter: (v) => v.has(needle) && Number.isNaN(v.clientTime) });
     expect(r.records.map((x) => Buffer.from(x.payload).toString())).toEqual(['needle-3', 'needle-13', 'needle-23', 'needle-33']);
     expect(r).toMatchObject({ scanned: 40, next: 40, atEnd: true });
-    const p = reader.read(0, 0, 100, { filter: (v) => v.bytes.indexOf('needle') >= 0, maxScan: 15 });
+    const p = reader.read(0, 0, 100, { filter: (v) => v.has(needle), maxScan: 15 });
     expect(p.records.map((x) => x.ord)).toEqual([3, 13]);
     expect(p).toMatchObject({ scanned: 15, next: 15, atEnd: false });
     // the payload is the caller's copy, not a view of shared memory
     expect(p.records[0]!.payload.buffer).not.toBeInstanceOf(SharedArrayBuffer);
+  });
+
+  it("the filter's byte search answers for exactly the record, never for bytes of a neighbour", () => {
+    const store = allocateStore([4096, 256, 256, 256, 256, 256, 256]);
+    const w = new StoreWriter(store, 1);
+    const reader = new StoreReader(store);
+    const enc = new TextEncoder();
+    const payloads = ['abc', 'cdef', 'xabc', 'ab', 'needle at the end', 'start needle', 'zzz', 'needle'];
+    w.commit({ recvTime: 1, records: payloads.map((p) => ({ kind: 0, clientTime: 0, tab: -1, payload: enc.encode(p) })), received: [payloads.length], rejected: [0] });
+    const hits = (...needles: string[]): number[] => {
+      const bs = needles.map((n) => Buffer.from(n));
+      return reader.read(0, 0, 100, { filter: (v) => bs.some((b) => v.has(b)) }).records.map((r) => r.ord);
+    };
+    expect(hits('abc')).toEqual([0, 2]);
+    expect(hits('abcd')).toEqual([]);
+    expect(hits('cd')).toEqual([1]);
+    expect(hits('ab')).toEqual([0, 2, 3]);
+    expect(hits('end')).toEqual([4]);
+    expect(hits('start')).toEqual([5]);
+    // one search's answer is reused for the records after it: found far ahead, found again, none left
+    expect(hits('needle')).toEqual([4, 5, 7]);
+    expect(hits('zzz', 'cdef')).toEqual([1, 6]);
+    expect(hits('a needle longer than any record in this ring')).toEqual([]);
+    expect(hits('')).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    // a read that starts mid-ring learns nothing from an earlier read
+    expect(reader.read(0, 5, 100, { filter: (v) => v.has(Buffer.from('needle')) }).records.map((r) => r.ord)).toEqual([5, 7]);
   });
 
   it('rejects a bad kind or drop reason before touching the lock', () => {
