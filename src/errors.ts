@@ -53,6 +53,8 @@ export const ERRORS = {
   internal: { http: 500, wsClose: 1011, summary: 'internal error' },
   // --- tool calls (MCP isError text starts with the code)
   bad_cursor: { http: 400, wsClose: 0, summary: 'cursor was not handed out by this kind of result' },
+  scan_busy: { http: 503, wsClose: 0, summary: 'too many reads are waiting for the scan worker' },
+  scan_failed: { http: 500, wsClose: 0, summary: 'the scan worker crashed or did not answer in time; the read can be repeated' },
   // --- on-demand commands (server → extension → result)
   no_extension: { http: 503, wsClose: 0, summary: 'no extension connected to run the command' },
   too_many_pending: { http: 503, wsClose: 0, summary: 'too many commands waiting for the extension' },

@@ -63,7 +63,7 @@ export class ClientState {
   /** The rule that hides this record, if any. */
   noisy(rec: Record<string, unknown>): NoiseRule | undefined {
     for (const r of this.noise) {
-      const v = r.field === 'url' ? (rec.url ?? rec.request_url) : rec[r.field];
+      const v = noiseField(rec, r.field);
       if (typeof v === 'string' && r.re.test(v)) {
         r.hits++;
         return r;
@@ -78,6 +78,11 @@ export class ClientState {
     this.checkpoints.set(name, cp);
     return cp;
   }
+}
+
+/** What a rule's field names in a record: a url rule also sees request_url. */
+export function noiseField(rec: Record<string, unknown>, field: NoiseRule['field']): unknown {
+  return field === 'url' ? (rec.url ?? rec.request_url) : rec[field];
 }
 
 /** Noise patterns run on page content on the main thread: the redaction room's safety check, shorter. */

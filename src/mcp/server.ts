@@ -58,6 +58,7 @@ export function createGasolineMcp(deps: McpDeps): GasolineMcp {
     reader: () =>
       deps.server?.reader ??
       `no browser data: the ingest server is not running (${deps.portError ?? 'not started'}). Stop the other process on port ${deps.config.port} or set GASOLINE_PORT, then restart this MCP server.`,
+    fold: (q) => (deps.server ? deps.server.scans.run(q) : Promise.reject(new Error('the ingest server is not running'))),
     server: deps.server,
     client: clients.get(clientId),
     clientId,

@@ -13,6 +13,7 @@ import { AlertRingReader } from '../shm/alert-ring.js';
 import { DetectState } from '../shm/detect-state.js';
 import { IngestPool } from '../pool/ingest-pool.js';
 import { allocateStore, StoreReader, type StoreBuffers } from '../shm/index.js';
+import { ScanWorker } from '../pool/scan-worker.js';
 import { log } from '../log.js';
 import { VERSION } from '../version.js';
 import { EdgeStats } from './edge-stats.js';
@@ -60,6 +61,8 @@ export interface IngestServer {
   readonly store: StoreBuffers;
   readonly reader: StoreReader;
   readonly pool: IngestPool;
+  /** observe's folded reads, off the main thread */
+  readonly scans: ScanWorker;
   readonly ws: WsEdge;
   readonly stats: EdgeStats;
   readonly ci: CiResults;
@@ -79,6 +82,7 @@ export async function startIngestServer(o: IngestServerOptions): Promise<IngestS
   const store = allocateStore(KINDS.map((k) => config.rings[k]));
   const reader = new StoreReader(store);
   const pool = new IngestPool({ config, store, reader, faultInjection: o.faultInjection ?? false });
+  const scans = new ScanWorker({ store, youngGenerationMb: config.pool.worker_young_generation_mb, faultInjection: o.faultInjection ?? false });
   const warm = await pool.warmup();
   log.debug('workers warmed up', warm);
 
@@ -201,6 +205,7 @@ export async function startIngestServer(o: IngestServerOptions): Promise<IngestS
   if (!listenSocket) {
     clearInterval(thresholdTimer);
     alertReader.close();
+    await scans.close();
     await pool.close(0);
     throw new PortInUseError(config.port);
   }
@@ -218,10 +223,13 @@ export async function startIngestServer(o: IngestServerOptions): Promise<IngestS
       await Promise.race([pool.dispatcher.whenIdle(), new Promise((r) => setTimeout(r, drainMs).unref())]);
       ws.closeAll('shutting_down');
       router.close();
+      await scans.close();
       await pool.close(0);
     })();
     return closing;
   };
 
-  return { port, store, reader, pool, ws, stats, ci, alerts, commands: router, health, close };
+  // started now, so the first observe does not wait for a thread to boot
+  scans.prime();
+  return { port, store, reader, pool, scans, ws, stats, ci, alerts, commands: router, health, close };
 }

@@ -2,6 +2,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ClientState } from '../../clients/client-state.js';
 import type { StoreReader } from '../../shm/index.js';
+import type { FoldAnswer, FoldQuery } from '../answer/fold-query.js';
 import type { IngestServer } from '../../transport/server.js';
 import type { ProducerInfo } from '../../transport/ws.js';
 
@@ -23,6 +24,8 @@ export type ToolResult = CallToolResult;
 export interface ToolContext {
   /** the reader, or a message saying why there is no data (e.g. port taken) */
   reader(): StoreReader | string;
+  /** a folded read of the rings, run by the scan worker (call only when reader() gave a reader) */
+  fold(q: FoldQuery): Promise<FoldAnswer>;
   server: IngestServer | null;
   client: ClientState;
   /** the caller's identity: commands and their answers are keyed by it */

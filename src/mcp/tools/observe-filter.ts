@@ -2,6 +2,7 @@
 import type { Rec } from '../query.js';
 
 export interface FilterArgs {
+  /** an observe `what`; 'errors' and 'failing' (summary's failed requests) also filter */
   what: string;
   min_level?: 'debug' | 'log' | 'info' | 'warn' | 'error' | undefined;
   method?: string | undefined;
@@ -17,12 +18,16 @@ const LEVELS = ['debug', 'log', 'info', 'warn', 'error'];
 
 export const isError = (r: Rec): boolean => r.level === 'error' || r.type === 'exception' || (r.type === 'network' && (Number(r.status ?? 0) >= 400 || r.status === undefined || r.error !== undefined));
 
+/** A request that failed: 4xx/5xx, or no answer at all (status 0 or a network error). */
+export const isFailing = (r: Rec): boolean => Number(r.status) >= 400 || Number(r.status) === 0 || r.error !== undefined;
+
 export function matcher(a: FilterArgs): (r: Rec) => boolean {
   const minLevel = a.min_level ? LEVELS.indexOf(a.min_level) : -1;
   const method = a.method?.toUpperCase();
   const contains = a.contains?.toLowerCase();
   return (r) => {
     if (a.what === 'errors' && !isError(r)) return false;
+    if (a.what === 'failing' && !isFailing(r)) return false;
     if (minLevel >= 0 && LEVELS.indexOf(String(r.level)) < minLevel) return false;
     if (method && String(r.method ?? '').toUpperCase() !== method) return false;
     if (a.status_min !== undefined && !(Number(r.status) >= a.status_min)) return false;
@@ -39,6 +44,7 @@ export function matcher(a: FilterArgs): (r: Rec) => boolean {
 }
 
 export const ERROR_BYTES = [Buffer.from('"level":"error"'), Buffer.from('"type":"exception"'), Buffer.from('"type":"network"')];
+const FAILED_BYTES = ['"status":4', '"status":5', '"status":0', '"error":'].map((s) => Buffer.from(s));
 
 export function prefilter(a: FilterArgs): { anyOf?: Buffer[]; allOf?: Buffer[] } {
   const allOf: Buffer[] = [];
@@ -46,5 +52,6 @@ export function prefilter(a: FilterArgs): { anyOf?: Buffer[]; allOf?: Buffer[] }
   if (a.connection_id) allOf.push(Buffer.from(JSON.stringify(a.connection_id)));
   const out: { anyOf?: Buffer[]; allOf?: Buffer[] } = allOf.length ? { allOf } : {};
   if (a.what === 'errors') out.anyOf = ERROR_BYTES;
+  if (a.what === 'failing') out.anyOf = FAILED_BYTES;
   return out;
 }

@@ -5,15 +5,15 @@
  * shown. Whatever did not fit is counted and reachable by a cursor over the same range.
  */
 import { kindId, type Kind } from '../../domain/kinds.js';
-import { bySeverityThenNewest, Folder, type Group } from '../answer/fold.js';
+import { bySeverityThenNewest, type Group } from '../answer/fold.js';
+import type { FoldAnswer, KindResult } from '../answer/fold-query.js';
+import { GasolineError } from '../../errors.js';
 import { DEFAULT_BUDGET, fill } from '../answer/budget.js';
 import { badCursor, decodeCursor, encodeAt, encodeRest } from '../answer/cursor.js';
 import { errorKeysBefore, latestCheckpoint } from '../answer/checkpoint-keys.js';
-import { ScanBudget, scanSliced } from '../answer/sliced-scan.js';
 import { clock, line } from '../format.js';
-import type { Rec, ScanResult } from '../query.js';
 import type { ToolContext } from './context.js';
-import { matcher, prefilter, type FilterArgs } from './observe-filter.js';
+import type { FilterArgs } from './observe-filter.js';
 
 export interface ListArgs extends FilterArgs {
   limit?: number | undefined;
@@ -50,41 +50,31 @@ export async function list(ctx: ToolContext, a: ListArgs, kinds: Kind[]): Promis
   const skip = cursor && 'skip' in cursor ? cursor.skip : 0;
   const budget = (a.budget ?? DEFAULT_BUDGET) - (a.reserve ?? 0);
   const limit = a.limit ?? 50;
-  const match = matcher(a);
-  const hide = NOISE_WHATS.has(a.what) ? (r: Rec) => ctx.client.noisy(r) !== undefined : undefined;
-  const folder = new Folder(a.fold !== false);
-  const work = new ScanBudget();
-  const results: ScanResult[] = [];
-  for (let i = 0; i < ids.length; i++) {
-    results.push(
-      await scanSliced(reader, {
-        kind: ids[i]!,
-        from: start[i]!,
-        ...(to ? { to: to[i]! } : {}),
-        limit: 0,
-        maxScan: Math.floor(MAX_SCAN / ids.length),
-        ...prefilter(a),
-        match,
-        ...(hide ? { hide } : {}),
-        tab: a.tab_id,
-        sink: (h) => folder.add(h),
-      }, work),
-    );
+  const noise = NOISE_WHATS.has(a.what) ? ctx.client.noise.map((r) => ({ id: r.id, field: r.field, pattern: r.pattern })) : undefined;
+  let folded: FoldAnswer;
+  try {
+    folded = await ctx.fold({ kinds: ids, start, to, maxScan: MAX_SCAN, filter: filterOf(a), noise, fold: a.fold !== false, tab: a.tab_id });
+  } catch (e) {
+    if (e instanceof GasolineError) return `ERROR ${e.code}: ${e.message}`;
+    throw e;
   }
+  countNoise(ctx, folded);
+  const results = folded.results;
   const next = results.map((r) => r.next);
   const complete = results.every((r) => r.atEnd && !r.stopped);
   if (!a.after && a.from !== 'start') ids.forEach((k, i) => (ctx.client.cursors[k] = next[i]!));
 
-  const ordered = folder.groups().sort(bySeverityThenNewest).slice(skip);
+  const size = folded.groups.length;
+  const ordered = [...folded.groups].sort(bySeverityThenNewest).slice(skip);
   const rangeFrom = start;
   const rangeTo = to ?? next;
   // header and footers are sized first with worst-case numbers, so lines can use all the rest
-  const header = await headerOf(ctx, a, folder, results, Boolean(cursor));
+  const header = await headerOf(ctx, a, folded, results, Boolean(cursor));
   const restLine = (n: number, records: number, shown: number): string =>
-    `not shown: ${n} ${folder.fold ? 'lines' : 'records'}${folder.fold ? ` (${records} records)` : ''} over the ${shown >= limit ? `limit ${limit}` : `${budget}-char budget`} → ${callWith(a, encodeRest(rangeFrom, rangeTo, skip + shown))}`;
-  const moreLine = complete ? '' : `more: ${results.some((r) => r.stopped) ? `${folder.size} distinct signatures fill this answer` : 'scan paused'}; continue → ${callWith(a, encodeAt(next))}`;
+    `not shown: ${n} ${folded.fold ? 'lines' : 'records'}${folded.fold ? ` (${records} records)` : ''} over the ${shown >= limit ? `limit ${limit}` : `${budget}-char budget`} → ${callWith(a, encodeRest(rangeFrom, rangeTo, skip + shown))}`;
+  const moreLine = complete ? '' : `more: ${results.some((r) => r.stopped) ? `${size} distinct signatures fill this answer` : 'scan paused'}; continue → ${callWith(a, encodeAt(next))}`;
   // +8: the limit wording and a longer skip count in the rest cursor
-  const worst = header(ordered.length).length + restLine(folder.records, folder.records, 0).length + moreLine.length + 3 + 8;
+  const worst = header(ordered.length).length + restLine(folded.records, folded.records, 0).length + moreLine.length + 3 + 8;
   const { shown, omitted } = fill(ordered, budget - worst, limit, renderGroup);
   shown.sort((x, y) => x.item.lastSeq - y.item.lastSeq);
   const out = [header(shown.length)];
@@ -95,7 +85,7 @@ export async function list(ctx: ToolContext, a: ListArgs, kinds: Kind[]): Promis
 }
 
 /** The first line, given how many lines end up shown. */
-async function headerOf(ctx: ToolContext, a: ListArgs, folder: Folder, results: ScanResult[], paged: boolean): Promise<(shown: number) => string> {
+async function headerOf(ctx: ToolContext, a: ListArgs, folder: FoldAnswer, results: KindResult[], paged: boolean): Promise<(shown: number) => string> {
   const scope = paged ? 'after cursor' : a.from === 'start' ? 'all buffered' : 'new since your last look';
   const hidden = results.reduce((n, r) => n + r.hidden, 0);
   const missed = results.reduce((n, r) => n + r.missed, 0);
@@ -104,16 +94,27 @@ async function headerOf(ctx: ToolContext, a: ListArgs, folder: Folder, results: 
   const rest: string[] = [];
   if (hidden) rest.push(`${hidden} hidden by noise rules`);
   if (missed) rest.push(`${missed} evicted before you read them`);
-  const fresh = a.what === 'errors' && folder.fold && folder.size ? await newSinceCheckpoint(ctx, folder) : '';
+  const fresh = a.what === 'errors' && folder.fold && folder.groups.length ? await newSinceCheckpoint(ctx, folder) : '';
   if (fresh) rest.push(fresh);
-  return (shown) => [`${a.what} (${scope}): ${n} matched${folder.records && folder.fold ? ` (${folder.size} distinct)` : ''}${folder.records ? `, showing ${shown}` : ''}`, ...rest].join('; ');
+  return (shown) => [`${a.what} (${scope}): ${n} matched${folder.records && folder.fold ? ` (${folder.groups.length} distinct)` : ''}${folder.records ? `, showing ${shown}` : ''}`, ...rest].join('; ');
 }
 
-async function newSinceCheckpoint(ctx: ToolContext, folder: Folder): Promise<string> {
+async function newSinceCheckpoint(ctx: ToolContext, folder: FoldAnswer): Promise<string> {
   const cp = latestCheckpoint(ctx.client.checkpoints);
   const reader = ctx.reader();
   if (!cp || typeof reader === 'string') return '';
   const before = await errorKeysBefore(reader, cp);
-  const fresh = folder.groups().filter((g) => !before.has(g.key)).length;
+  const fresh = folder.groups.filter((g) => !before.has(g.key)).length;
   return `${fresh} new signature${fresh === 1 ? '' : 's'} since checkpoint ${JSON.stringify(cp.name)}`;
+}
+
+/** Only the filter fields: the query crosses to the scan worker as plain data. */
+export function filterOf(a: FilterArgs): FilterArgs {
+  const { what, min_level, method, status_min, status_max, connection_id, direction, url, contains } = a;
+  return { what, min_level, method, status_min, status_max, connection_id, direction, url, contains };
+}
+
+/** The scan worker counted what each noise rule hid; the rules' hit counts live here. */
+export function countNoise(ctx: ToolContext, a: FoldAnswer): void {
+  for (const r of ctx.client.noise) r.hits += a.noiseHits[r.id] ?? 0;
 }

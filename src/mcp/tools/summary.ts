@@ -8,17 +8,18 @@ import { KINDS, kindId, type Kind } from '../../domain/kinds.js';
 import { errorSignature, pathTemplate } from '../../domain/query/signature.js';
 import { baselineOf, regressions, type Metric } from '../../domain/query/vitals.js';
 import type { StoreReader } from '../../shm/index.js';
-import { Folder, type Group } from '../answer/fold.js';
+import type { Group } from '../answer/fold.js';
 import { ScanBudget, scanSliced } from '../answer/sliced-scan.js';
 import { clock } from '../format.js';
 import type { Hit, Rec } from '../query.js';
 import type { ToolContext } from './context.js';
-import { ERROR_BYTES, isError } from './observe-filter.js';
+import { countNoise } from './observe-list.js';
+import type { FoldAnswer } from '../answer/fold-query.js';
+import { GasolineError } from '../../errors.js';
 
 const MAX_SCAN = 20_000;
 /** rows per section: ten of each is what an agent acts on; the section's call lists the rest */
 const ROWS = 10;
-const FAILED_BYTES = ['"status":4', '"status":5', '"status":0', '"error":'].map((s) => Buffer.from(s));
 const WS_BYTES = [Buffer.from('"event":"error"'), Buffer.from('"event":"close"')];
 
 /** for display: says it was cut */
@@ -36,8 +37,15 @@ export async function summary(ctx: ToolContext): Promise<string> {
   const next = [...latest];
   const work = new ScanBudget();
 
-  const errors = await folded(reader, work, 'logs', from, next, { anyOf: ERROR_BYTES, match: isError, hide: (r) => ctx.client.noisy(r) !== undefined });
-  const failing = await folded(reader, work, 'network', from, next, { anyOf: FAILED_BYTES, match: (r) => Number(r.status) >= 400 || Number(r.status) === 0 || r.error !== undefined });
+  // the two big folds run in the scan worker; the ws and perf scans below read rare records
+  let errors: Folded, failing: Folded;
+  try {
+    errors = await folded(ctx, 'logs', from, next, 'errors', true);
+    failing = await folded(ctx, 'network', from, next, 'failing', false);
+  } catch (e) {
+    if (e instanceof GasolineError) return `ERROR ${e.code}: ${e.message}`;
+    throw e;
+  }
   const ws = await wsTrouble(reader, work, from, next);
   const perf = await perfRegressions(reader, work, from[kindId('perf')]!);
   KINDS.forEach((_k, id) => (from[id] = next[id]!));
@@ -47,11 +55,11 @@ export async function summary(ctx: ToolContext): Promise<string> {
   out.push(`summary (since your last summary): ${total} new records${evicted ? `, ${evicted} evicted before you looked` : ''}; ${extension(ctx)}`);
   out.push(`per kind: ${KINDS.map((k, id) => `${k} ${news[id]}`).join(', ')}`);
   alerts(ctx, out);
-  section(out, `errors: ${errors.folder.records} (${errors.folder.size} distinct)${errors.hidden ? `, ${errors.hidden} hidden by noise rules` : ''}`, 'observe({what:"errors"})', errors.folder.groups(), (g) => {
+  section(out, `errors: ${errors.folded.records} (${errors.folded.groups.length} distinct)${errors.hidden ? `, ${errors.hidden} hidden by noise rules` : ''}`, 'observe({what:"errors"})', errors.folded.groups, (g) => {
     const sig = errorSignature(g.example.rec);
     return `  ×${g.count} ${JSON.stringify(cut(sig, 160))} last ${clock(g.lastTime)} → observe({what:"errors", contains:${JSON.stringify(snippet(g.example.rec))}})`;
   });
-  section(out, `failing requests: ${failing.folder.records} (${failing.folder.size} endpoints)`, 'observe({what:"network", status_min:400})', failing.folder.groups(), (g) => {
+  section(out, `failing requests: ${failing.folded.records} (${failing.folded.groups.length} endpoints)`, 'observe({what:"network", status_min:400})', failing.folded.groups, (g) => {
     const r = g.example.rec;
     return `  ×${g.count} ${String(r.method ?? 'GET')} ${pathTemplate(String(r.url ?? ''))} → ${String(r.status ?? 'failed')} last ${clock(g.lastTime)} → observe({what:"network", url:${arg(pathOf(String(r.url ?? '')), 120)}, status_min:400})`;
   });
@@ -106,18 +114,26 @@ function section(out: string[], head: string, call: string, groups: Group[], row
   if (rows.length > ROWS) out.push(`  … ${rows.length - ROWS} more → ${call}`);
 }
 
-interface FoldSpec {
-  anyOf: Buffer[];
-  match: (r: Rec) => boolean;
-  hide?: (r: Rec) => boolean;
+interface Folded {
+  folded: FoldAnswer;
+  hidden: number;
+  partial: boolean;
 }
 
-async function folded(reader: StoreReader, work: ScanBudget, kind: Kind, from: number[], next: number[], spec: FoldSpec): Promise<{ folder: Folder; hidden: number; partial: boolean }> {
+async function folded(ctx: ToolContext, kind: Kind, from: number[], next: number[], what: 'errors' | 'failing', noise: boolean): Promise<Folded> {
   const k = kindId(kind);
-  const folder = new Folder(true);
-  const r = await scanSliced(reader, { kind: k, from: from[k]!, limit: 0, maxScan: MAX_SCAN, ...spec, sink: (h) => folder.add(h) }, work);
+  const folded = await ctx.fold({
+    kinds: [k],
+    start: [from[k]!],
+    maxScan: MAX_SCAN,
+    filter: { what },
+    noise: noise ? ctx.client.noise.map((r) => ({ id: r.id, field: r.field, pattern: r.pattern })) : undefined,
+    fold: true,
+  });
+  countNoise(ctx, folded);
+  const r = folded.results[0]!;
   next[k] = r.next;
-  return { folder, hidden: r.hidden, partial: !r.atEnd || r.stopped === true };
+  return { folded, hidden: r.hidden, partial: !r.atEnd || r.stopped };
 }
 
 interface WsConn {

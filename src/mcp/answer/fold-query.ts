@@ -1,0 +1,107 @@
+/**
+ * A folded read of the rings, described as plain data so it can run in the scan worker: the
+ * scan decodes candidate records (JSON.parse), tests filters and noise rules and builds fold
+ * keys — most of what a busy page's observe call allocates. Off the main thread, that garbage
+ * and those pauses no longer sit between an alert and its notification.
+ *
+ * The answer is what the caller renders from: the groups (each with its newest record), what
+ * was matched, hidden and evicted per kind, and where to continue.
+ */
+import { noiseField, type NoiseRule } from '../../clients/client-state.js';
+import type { StoreReader } from '../../shm/index.js';
+import type { Rec, ScanResult } from '../query.js';
+import { matcher, prefilter, type FilterArgs } from '../tools/observe-filter.js';
+import { Folder, type Group } from './fold.js';
+import { ScanBudget, scanSliced } from './sliced-scan.js';
+
+export interface NoiseSpec {
+  id: string;
+  field: NoiseRule['field'];
+  pattern: string;
+}
+
+export interface FoldQuery {
+  kinds: number[];
+  /** per kind: the first ordinal to read */
+  start: number[];
+  /** per kind: read before this ordinal (a range already answered) */
+  to?: number[] | undefined;
+  /** records examined at most, for all kinds together (split evenly) */
+  maxScan: number;
+  filter: FilterArgs;
+  /** the caller's noise rules: matching records are counted as hidden, not folded */
+  noise?: NoiseSpec[] | undefined;
+  /** false: every record is its own group (same bound, same fill order) */
+  fold: boolean;
+  tab?: number | undefined;
+}
+
+export type KindResult = Omit<ScanResult, 'hits' | 'stopped'> & { stopped: boolean };
+
+export interface FoldAnswer {
+  fold: boolean;
+  /** records folded into the groups */
+  records: number;
+  groups: Group[];
+  /** per kind of the query */
+  results: KindResult[];
+  /** per noise rule id: records it hid (the caller adds them to its rules' counts) */
+  noiseHits: Record<string, number>;
+}
+
+/**
+ * Compiled noise patterns, kept across queries: an agent's rules rarely change between calls.
+ * Patterns were checked for safety when the rule was added; they are bounded in number and length.
+ */
+const compiled = new Map<string, RegExp>();
+const MAX_COMPILED = 512;
+
+function compile(pattern: string): RegExp {
+  let re = compiled.get(pattern);
+  if (!re) {
+    if (compiled.size >= MAX_COMPILED) compiled.clear();
+    re = new RegExp(pattern, 'i');
+    compiled.set(pattern, re);
+  }
+  return re;
+}
+
+function hider(noise: NoiseSpec[], hits: Record<string, number>): (r: Rec) => boolean {
+  const rules = noise.map((n) => ({ id: n.id, field: n.field, re: compile(n.pattern) }));
+  return (rec) => {
+    for (const r of rules) {
+      const v = noiseField(rec, r.field);
+      if (typeof v === 'string' && r.re.test(v)) {
+        hits[r.id] = (hits[r.id] ?? 0) + 1;
+        return true;
+      }
+    }
+    return false;
+  };
+}
+
+export async function runFoldQuery(reader: StoreReader, q: FoldQuery): Promise<FoldAnswer> {
+  const folder = new Folder(q.fold);
+  const noiseHits: Record<string, number> = {};
+  const hide = q.noise?.length ? hider(q.noise, noiseHits) : undefined;
+  const match = matcher(q.filter);
+  const pre = prefilter(q.filter);
+  const work = new ScanBudget();
+  const results: KindResult[] = [];
+  for (let i = 0; i < q.kinds.length; i++) {
+    const r = await scanSliced(reader, {
+      kind: q.kinds[i]!,
+      from: q.start[i]!,
+      ...(q.to ? { to: q.to[i]! } : {}),
+      limit: 0,
+      maxScan: Math.floor(q.maxScan / q.kinds.length),
+      ...pre,
+      match,
+      ...(hide ? { hide } : {}),
+      tab: q.tab,
+      sink: (h) => folder.add(h),
+    }, work);
+    results.push({ matched: r.matched, hidden: r.hidden, scanned: r.scanned, missed: r.missed, next: r.next, atEnd: r.atEnd, stopped: r.stopped === true });
+  }
+  return { fold: q.fold, records: folder.records, groups: folder.groups(), results, noiseHits };
+}

@@ -1,0 +1,142 @@
+/**
+ * Main's side of the scan worker: sends folded reads to one worker thread that maps the same
+ * rings, and hands back the answers. Bounded (queries waiting, time per query); a worker that
+ * crashes or hangs fails the queries it held with a stable code and is replaced on the next one,
+ * so one bad read never takes observe down for everyone.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { gasolineError } from '../errors.js';
+import { log } from '../log.js';
+import type { FoldAnswer, FoldQuery } from '../mcp/answer/fold-query.js';
+import type { StoreBuffers } from '../shm/index.js';
+
+export interface ScanWorkerInit {
+  store: StoreBuffers;
+  faultInjection: boolean;
+}
+
+export type ScanRequest = { t: 'fold'; id: number; q: FoldQuery } | { t: 'crash' };
+export type ScanReply = { id: number; ok: true; a: FoldAnswer } | { id: number; ok: false; error: string };
+
+export interface ScanWorkerOptions {
+  store: StoreBuffers;
+  /** queries in the worker or waiting for it; more are refused with scan_busy */
+  maxPending?: number;
+  /** a query not answered by then fails with scan_failed and the worker is replaced */
+  timeoutMs?: number;
+  youngGenerationMb?: number;
+  faultInjection?: boolean;
+}
+
+function scanWorkerFile(): string {
+  const file = fileURLToPath(new URL('../../workers/scan.js', import.meta.url));
+  if (existsSync(file)) return file;
+  // under vitest the source tree runs directly; the compiled worker is in dist/
+  return fileURLToPath(new URL('../../dist/workers/scan.js', import.meta.url));
+}
+
+interface Pending {
+  resolve: (a: FoldAnswer) => void;
+  reject: (e: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+export class ScanWorker {
+  private worker: Worker | null = null;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private closed = false;
+  readonly counts = { queries: 0, failed: 0, refused: 0, restarts: 0 };
+
+  constructor(private readonly o: ScanWorkerOptions) {}
+
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
+  run(q: FoldQuery): Promise<FoldAnswer> {
+    if (this.closed) return Promise.reject(gasolineError('shutting_down'));
+    if (this.pending.size >= (this.o.maxPending ?? 32)) {
+      this.counts.refused++;
+      return Promise.reject(gasolineError('scan_busy', `${this.pending.size} reads are waiting for the scan worker; call again shortly`));
+    }
+    const w = this.spawned();
+    const id = this.nextId++;
+    this.counts.queries++;
+    return new Promise<FoldAnswer>((resolve, reject) => {
+      const timeoutMs = this.o.timeoutMs ?? 10_000;
+      const timer = setTimeout(() => this.fail(w, `no answer within ${timeoutMs} ms`), timeoutMs);
+      this.pending.set(id, { resolve, reject, timer });
+      w.postMessage({ t: 'fold', id, q } satisfies ScanRequest);
+    });
+  }
+
+  /** Starts the thread ahead of the first query. */
+  prime(): void {
+    if (!this.closed) this.spawned();
+  }
+
+  /** Fault injection: the worker exits at once, whatever it was reading. */
+  crashForTest(): void {
+    if (!this.o.faultInjection) throw new Error('fault injection is off');
+    this.spawned().postMessage({ t: 'crash' } satisfies ScanRequest);
+  }
+
+  /** Idempotent: fails what is waiting and stops the thread. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const w = this.worker;
+    this.worker = null;
+    this.rejectAll(gasolineError('shutting_down'));
+    if (w) await w.terminate();
+  }
+
+  private spawned(): Worker {
+    if (this.worker) return this.worker;
+    const w = new Worker(scanWorkerFile(), {
+      workerData: { store: this.o.store, faultInjection: this.o.faultInjection ?? false } satisfies ScanWorkerInit,
+      // a worker's stdout would otherwise be piped into ours, which belongs to MCP
+      stdout: true,
+      resourceLimits: { maxYoungGenerationSizeMb: this.o.youngGenerationMb ?? 16 },
+    });
+    w.stdout.pipe(process.stderr);
+    w.on('message', (m: ScanReply) => {
+      const p = this.pending.get(m.id);
+      if (!p) return;
+      this.pending.delete(m.id);
+      clearTimeout(p.timer);
+      if (m.ok) p.resolve(m.a);
+      else {
+        this.counts.failed++;
+        p.reject(gasolineError('scan_failed', `the read failed: ${m.error}`));
+      }
+    });
+    w.on('error', (e) => this.fail(w, e.message));
+    w.on('exit', (code) => this.fail(w, `scan worker exited (code ${code})`));
+    this.worker = w;
+    return w;
+  }
+
+  /** The worker is gone or stuck: everything it held fails, the next query starts a new one. */
+  private fail(w: Worker, why: string): void {
+    if (this.worker !== w) return;
+    this.worker = null;
+    if (this.closed) return;
+    this.counts.restarts++;
+    log.warn('scan worker replaced', { reason: why, failed_queries: this.pending.size });
+    this.counts.failed += this.pending.size;
+    this.rejectAll(gasolineError('scan_failed', `${why}; call again`));
+    void w.terminate();
+  }
+
+  private rejectAll(e: Error): void {
+    for (const p of this.pending.values()) {
+      clearTimeout(p.timer);
+      p.reject(e);
+    }
+    this.pending.clear();
+  }
+}

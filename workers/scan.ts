@@ -1,0 +1,26 @@
+/**
+ * The scan worker: reads the shared rings for observe's folded answers, so the decoding and
+ * folding garbage of a big read never pauses the main thread that emits notifications. One
+ * query at a time; each is bounded by its own scan budget.
+ */
+import './stdout-guard.js';
+import { parentPort, workerData } from 'node:worker_threads';
+import { StoreReader } from '../src/shm/index.js';
+import { runFoldQuery } from '../src/mcp/answer/fold-query.js';
+import type { ScanRequest, ScanReply, ScanWorkerInit } from '../src/pool/scan-worker.js';
+
+const init = workerData as ScanWorkerInit;
+const reader = new StoreReader(init.store);
+const port = parentPort!;
+
+port.on('message', (m: ScanRequest) => {
+  if (m.t === 'crash') {
+    // fault injection only (main refuses to send it otherwise): a crash mid-query
+    if (init.faultInjection) process.exit(70);
+    return;
+  }
+  runFoldQuery(reader, m.q).then(
+    (a) => port.postMessage({ id: m.id, ok: true, a } satisfies ScanReply),
+    (e: unknown) => port.postMessage({ id: m.id, ok: false, error: e instanceof Error ? e.message : String(e) } satisfies ScanReply),
+  );
+});
