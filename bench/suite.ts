@@ -106,6 +106,12 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteOutput> {
         f[`${p}.push_server_p99_ms`] = lat.p99 ?? null;
         f[`${p}.push_server_max_ms`] = lat.max ?? null;
       }
+      // where the server's time went: edge → worker published, → main read, → line written
+      const stages = (r.push.server_status as { latency_stages_ms?: Record<string, { p50?: number; p99?: number }> } | null | undefined)?.latency_stages_ms;
+      for (const [stage, v] of Object.entries(stages ?? {})) {
+        f[`${p}.push_stage_${stage}_p50_ms`] = v.p50 ?? null;
+        f[`${p}.push_stage_${stage}_p99_ms`] = v.p99 ?? null;
+      }
     } else if (r.push.status === 'unavailable') {
       for (const k of ['push_p50_ms', 'push_p99_ms', 'push_max_ms']) out.unavailable[`${p}.${k}`] = r.push.reason ?? 'unavailable';
     } else {

@@ -22,6 +22,8 @@ const chaos = new Int32Array(init.chaos);
 const alertRing = new AlertRingWriter(init.alerts);
 const detector = new Detector(new DetectState(init.detect));
 let alertsUnpublished = 0;
+/** when this worker began the item being processed: the end of its wait in the queues */
+let itemStartedAt = 0;
 // Fail closed: a rule set that does not compile throws here and the pool never starts.
 let redactor = compileRedaction(init.redaction);
 let redactionVersion = 0;
@@ -47,6 +49,7 @@ function ingest(task: IngestTask): WorkerResult {
   const results: ItemResult[] = new Array(task.items.length);
   for (let i = 0; i < task.items.length; i++) {
     const item = task.items[i]!;
+    itemStartedAt = performance.timeOrigin + performance.now();
     results[i] = item.src === 'ws' ? wsItem(item, task.recvTime, applied) : httpItem(item, task.recvTime);
   }
   const out: WorkerResult = { kind: 'ingest', results };
@@ -181,7 +184,12 @@ function httpItem(item: Extract<TaskItem, { src: 'http' }>, recvTime: number): I
 
 /** After the commit: the batch's alerts go to main (an alert for data that was not stored would mislead). */
 function publishAlerts(): void {
-  for (const env of detector.take()) if (!alertRing.publish(env)) alertsUnpublished++;
+  for (const env of detector.take()) {
+    // the stage stamp that splits "edge → worker done" from "ring → main" in streaming status
+    env.startTime = itemStartedAt;
+    env.publishTime = performance.timeOrigin + performance.now();
+    if (!alertRing.publish(env)) alertsUnpublished++;
+  }
 }
 
 function maybeCrash(frame: BatchFrame): void {

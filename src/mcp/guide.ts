@@ -105,7 +105,7 @@ from the user's.
   throttle window). At most one notification per window and 12 per minute; the same category+title
   is sent once per 30 s. events: all | errors | network_errors | performance | ci | noise | threshold.
   streaming_action:"status" reports what was sent, dropped, and the latency from the browser event
-  reaching the server to the line on stdout. "disable" stops at once; a new session starts with it off.
+  reaching the server to the line on stdout, split by stage (queue, worker, wake, emit). "disable" stops at once; a new session starts with it off.
 
 Secrets are redacted before anything is stored and again in every answer.
 `;

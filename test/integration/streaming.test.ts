@@ -73,6 +73,9 @@ describe('context streaming over stdio', () => {
     expect(status.notify_count).toBe(2);
     expect(status.latency_ms.samples).toBeGreaterThanOrEqual(1);
     expect(status.latency_ms.p50).toBeGreaterThan(0);
+    // the real path stamps every hand-off: worker → ring → main → stdout
+    for (const stage of ['queue', 'worker', 'wake', 'emit']) expect(status.latency_stages_ms[stage].samples).toBe(status.latency_ms.samples);
+    expect(status.latency_stages_ms.queue.max + status.latency_stages_ms.worker.max + status.latency_stages_ms.wake.max + status.latency_stages_ms.emit.max).toBeGreaterThanOrEqual(status.latency_ms.max - 0.05);
 
     const disabled = JSON.parse(text(await client.callTool({ name: 'configure', arguments: { action: 'streaming', streaming_action: 'disable' } })));
     expect(disabled.status).toBe('disabled');

@@ -34,6 +34,12 @@ export interface AlertEnvelope {
   alert: Alert;
   /** performance.timeOrigin-based ms at which the event that raised it reached the edge (0 if none) */
   edgeTime: number;
+  /** same clock: when a worker began the frame or body that raised it (worker alerts only) */
+  startTime?: number;
+  /** same clock: when the worker handed it to the alert ring (worker alerts only) */
+  publishTime?: number;
+  /** same clock: when main read it from the alert ring */
+  readTime?: number;
 }
 
 export const SEVERITY_RANK: Record<Severity, number> = { info: 0, warning: 1, error: 2 };

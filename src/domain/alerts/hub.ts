@@ -46,10 +46,12 @@ export class AlertHub {
   /** What the worker ring delivered. */
   fromWorkers(records: unknown[], missed: number): void {
     this.s.missed += missed;
+    const readTime = performance.timeOrigin + performance.now();
     for (const r of records) {
       this.s.from_workers++;
       const env = r as AlertEnvelope;
-      if (env && typeof env === 'object' && env.alert) this.publish({ alert: env.alert, edgeTime: typeof env.edgeTime === 'number' ? env.edgeTime : 0 });
+      const stamp = (x: unknown): number => (typeof x === 'number' ? x : 0);
+      if (env && typeof env === 'object' && env.alert) this.publish({ alert: env.alert, edgeTime: stamp(env.edgeTime), startTime: stamp(env.startTime), publishTime: stamp(env.publishTime), readTime });
       else this.s.invalid++;
     }
   }

@@ -11,6 +11,9 @@ import { z } from 'zod';
 import { type Alert, type AlertEnvelope, type Category, type Severity, SEVERITIES, SEVERITY_RANK, urlMeaningful } from '../alerts/alert.js';
 import { LatencyReservoir, type LatencySummary } from './latency.js';
 
+/** per stage: the recent past is enough to see which stage a slow p99 comes from */
+const STAGE_SAMPLES = 512;
+
 export const STREAM_EVENTS = ['all', 'errors', 'network_errors', 'performance', 'ci', 'noise', 'threshold'] as const;
 export type StreamEvent = (typeof STREAM_EVENTS)[number];
 export const STREAMING_ACTIONS = ['enable', 'disable', 'status'] as const;
@@ -89,6 +92,13 @@ export interface StreamStatus {
   pending: number;
   dropped: StreamDrops;
   latency_ms: LatencySummary;
+  /**
+   * The same samples split where the alert changed threads (worker alerts only): edge → a worker
+   * begins its frame (the dispatcher's and the worker's queues), → published to the alert ring
+   * (decode, validate, redact, detect, commit), → read by main (the wake), → line written
+   * (fan-out, throttle, egress redaction, stdout).
+   */
+  latency_stages_ms: { queue: LatencySummary; worker: LatencySummary; wake: LatencySummary; emit: LatencySummary };
 }
 
 export type StreamingResult =
@@ -125,6 +135,9 @@ interface Pending {
   json: string;
   rank: number;
   edgeTime: number;
+  startTime: number;
+  publishTime: number;
+  readTime: number;
 }
 
 export class StreamState {
@@ -154,6 +167,7 @@ export class StreamState {
   private notifyCount = 0;
   private drops: StreamDrops = zeroDrops();
   private readonly latency = new LatencyReservoir();
+  private readonly stages = { queue: new LatencyReservoir(STAGE_SAMPLES), worker: new LatencyReservoir(STAGE_SAMPLES), wake: new LatencyReservoir(STAGE_SAMPLES), emit: new LatencyReservoir(STAGE_SAMPLES) };
 
   constructor(opts: StreamStateOptions) {
     this.emit = opts.emit;
@@ -197,6 +211,7 @@ export class StreamState {
     this.notifyCount = 0;
     this.drops = zeroDrops();
     this.latency.clear();
+    for (const r of Object.values(this.stages)) r.clear();
   }
 
   /** stdin closed: nobody is listening any more. Idempotent. */
@@ -225,7 +240,7 @@ export class StreamState {
       return;
     }
     this.remember(key, t);
-    this.pending.push({ json: wireAlert(a), rank: SEVERITY_RANK[a.severity], edgeTime: env.edgeTime });
+    this.pending.push({ json: wireAlert(a), rank: SEVERITY_RANK[a.severity], edgeTime: env.edgeTime, startTime: env.startTime ?? 0, publishTime: env.publishTime ?? 0, readTime: env.readTime ?? 0 });
     this.pump(t);
   }
 
@@ -237,6 +252,7 @@ export class StreamState {
       pending: this.pending.length,
       dropped: { ...this.drops },
       latency_ms: this.latency.summary(),
+      latency_stages_ms: { queue: this.stages.queue.summary(), worker: this.stages.worker.summary(), wake: this.stages.wake.summary(), emit: this.stages.emit.summary() },
     };
   }
 
@@ -247,7 +263,7 @@ export class StreamState {
    * worst-case two-byte alerts (full cache, full batch): model 408.6 kB, heap 408.0 kB.
    */
   footprint(): { pending: number; dedup_entries: number; bytes: number } {
-    let bytes = BASE_OVERHEAD + this.latency.bytes + this.sends.length * 8;
+    let bytes = BASE_OVERHEAD + this.latency.bytes + Object.values(this.stages).reduce((n, r) => n + r.bytes, 0) + this.sends.length * 8;
     bytes += (this.cfg.url_filter?.length ?? 0) * 2 + this.cfg.events.length * ENTRY_OVERHEAD;
     for (const p of this.pending) bytes += p.json.length * 2 + ENTRY_OVERHEAD;
     for (const k of this.dedup.keys()) bytes += k.length * 2 + ENTRY_OVERHEAD;
@@ -322,7 +338,7 @@ export class StreamState {
     const gen = this.gen;
     const count = batch.length;
     // Only what settling needs outlives the send: a write stuck behind stdout must not pin 100 alerts.
-    const edgeTimes = batch.map((p) => p.edgeTime).filter((e) => e > 0);
+    const stamped = batch.filter((p) => p.edgeTime > 0).map((p) => [p.edgeTime, p.startTime, p.publishTime, p.readTime] as const);
     const settle = (ok: boolean): void => {
       if (gen !== this.gen) return; // disabled or reset since: these counters are not ours any more
       if (!ok) {
@@ -331,7 +347,15 @@ export class StreamState {
       }
       this.notifyCount++;
       const done = this.now();
-      for (const e of edgeTimes) this.latency.record(done - e);
+      for (const [edge, started, published, read] of stamped) {
+        this.latency.record(done - edge);
+        if (started > 0 && published > 0 && read > 0) {
+          this.stages.queue.record(started - edge);
+          this.stages.worker.record(published - started);
+          this.stages.wake.record(read - published);
+          this.stages.emit.record(done - read);
+        }
+      }
     };
     let written: Promise<boolean>;
     try {

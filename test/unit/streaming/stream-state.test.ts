@@ -106,6 +106,7 @@ describe('configure', () => {
       pending: 0,
       dropped: { throttled_overflow: 0, rate_limited: 0, stdout: 0, deduped: 0, filtered: 0 },
       latency_ms: { p50: null, p99: null, max: null, samples: 0 },
+      latency_stages_ms: Object.fromEntries(['queue', 'worker', 'wake', 'emit'].map((k) => [k, { p50: null, p99: null, max: null, samples: 0 }])),
     });
   });
 
@@ -366,6 +367,34 @@ describe('latency', () => {
     const st = status(s);
     expect(st.notify_count).toBe(3);
     expect(st.latency_ms).toEqual({ p50: 60, p99: 1007, max: 1007, samples: 3 });
+  });
+
+  it('splits each worker alert\'s latency at the thread hand-offs; alerts raised on main add to the total only', async () => {
+    const releases: Array<(ok: boolean) => void> = [];
+    const { s, time } = setup(() => new Promise<boolean>((r) => releases.push(r)));
+    s.configure({ streaming_action: 'enable', throttle_seconds: 1 });
+    const t = time.t;
+    // edge at t-9, begun by a worker at t-8, published at t-6, read by main at t-5, written at t+2
+    s.offer({ alert: alert(), edgeTime: t - 9, startTime: t - 8, publishTime: t - 6, readTime: t - 5 });
+    time.advance(2);
+    releases[0]!(true);
+    await settle();
+    time.advance(1000);
+    s.offer(env(alert(), time.t - 4)); // CI result: stamped at the edge on main, no worker stages
+    releases[1]!(true);
+    await settle();
+    const st = status(s);
+    expect(st.latency_ms.samples).toBe(2);
+    expect(st.latency_stages_ms).toEqual({
+      queue: { p50: 1, p99: 1, max: 1, samples: 1 },
+      worker: { p50: 2, p99: 2, max: 2, samples: 1 },
+      wake: { p50: 1, p99: 1, max: 1, samples: 1 },
+      emit: { p50: 7, p99: 7, max: 7, samples: 1 },
+    });
+    // disable clears them with everything else
+    s.configure({ streaming_action: 'disable' });
+    s.configure({ streaming_action: 'enable' });
+    expect(status(s).latency_stages_ms.worker.samples).toBe(0);
   });
 
   it('keeps the last 2048 samples only', () => {
