@@ -156,6 +156,8 @@ export async function startIngestServer(o: IngestServerOptions): Promise<IngestS
         poisoned: d.poisoned,
         worker_crashes: pool.crashes,
       },
+      // observe's folded reads: refused = over the queue bound, failed = crash or timeout (replaced)
+      scan_worker: { in_flight: scans.inFlight, ...scans.counts },
       edge: stats.snapshot(),
       redaction: { redacted: { ...pool.redacted }, redaction_failed: pool.redactionFailed, rules_version: pool.redaction.version, user_rules: pool.redaction.rules.length },
       sessions: ws.sessions.size,

@@ -11,8 +11,9 @@ import { noiseField, type NoiseRule } from '../../clients/client-state.js';
 import type { StoreReader } from '../../shm/index.js';
 import type { Rec, ScanResult } from '../query.js';
 import { matcher, prefilter, type FilterArgs } from '../tools/observe-filter.js';
-import { Folder, type Group } from './fold.js';
-import { ScanBudget, scanSliced } from './sliced-scan.js';
+import { errorSignature } from '../../domain/query/signature.js';
+import { Folder, MAX_GROUPS, type Group } from './fold.js';
+import { DEADLINE_MS, ScanBudget, scanSliced } from './sliced-scan.js';
 
 export interface NoiseSpec {
   id: string;
@@ -33,8 +34,21 @@ export interface FoldQuery {
   noise?: NoiseSpec[] | undefined;
   /** false: every record is its own group (same bound, same fill order) */
   fold: boolean;
+  /** what a group is: the fold key (default), or the normalized error signature (analyze's clusters) */
+  by?: 'fold' | 'signature' | undefined;
+  /** distinct groups at most (default MAX_GROUPS, at most MAX_GROUPS_LIMIT); when full the scan stops */
+  maxGroups?: number | undefined;
   tab?: number | undefined;
+  /**
+   * Wall-clock bound once the first MIN_SCAN records are read (default DEADLINE_MS, at most
+   * MAX_WALL_MS). observe keeps the default: an agent polling a flood gets a quick partial answer
+   * and a cursor. analyze has no cursor, so it asks for more time for a complete one.
+   */
+  wallMs?: number | undefined;
 }
+
+export const MAX_GROUPS_LIMIT = 5000;
+export const MAX_WALL_MS = 1000;
 
 export type KindResult = Omit<ScanResult, 'hits' | 'stopped'> & { stopped: boolean };
 
@@ -81,12 +95,13 @@ function hider(noise: NoiseSpec[], hits: Record<string, number>): (r: Rec) => bo
 }
 
 export async function runFoldQuery(reader: StoreReader, q: FoldQuery): Promise<FoldAnswer> {
-  const folder = new Folder(q.fold);
+  const max = Math.min(q.maxGroups ?? MAX_GROUPS, MAX_GROUPS_LIMIT);
+  const folder = new Folder(q.fold, max, q.by === 'signature' ? (h) => errorSignature(h.rec) : undefined);
   const noiseHits: Record<string, number> = {};
   const hide = q.noise?.length ? hider(q.noise, noiseHits) : undefined;
   const match = matcher(q.filter);
   const pre = prefilter(q.filter);
-  const work = new ScanBudget();
+  const work = new ScanBudget(Math.min(q.wallMs ?? DEADLINE_MS, MAX_WALL_MS));
   const results: KindResult[] = [];
   for (let i = 0; i < q.kinds.length; i++) {
     const r = await scanSliced(reader, {

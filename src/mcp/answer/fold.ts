@@ -27,14 +27,15 @@ export class Folder {
   private readonly map = new Map<string, Group>();
   records = 0;
 
-  /** fold:false keeps every record as its own group (same bound, same fill order). */
+  /** fold:false keeps every record as its own group (same bound, same fill order); keyOf replaces the fold key. */
   constructor(
     readonly fold: boolean,
     private readonly max = MAX_GROUPS,
+    private readonly keyOf?: (h: Hit) => string,
   ) {}
 
   add(h: Hit): boolean {
-    const key = this.fold ? foldKey(h.kind, h.rec) : String(h.seq);
+    const key = !this.fold ? String(h.seq) : this.keyOf ? this.keyOf(h) : foldKey(h.kind, h.rec);
     const g = this.map.get(key);
     if (g) {
       g.count++;

@@ -6,12 +6,15 @@
  */
 import { z } from 'zod';
 import { kindId } from '../../domain/kinds.js';
-import { errorSignature, pathTemplate } from '../../domain/query/signature.js';
+import { pathTemplate } from '../../domain/query/signature.js';
 import { baselineOf, regressions, type Metric } from '../../domain/query/vitals.js';
 import { DEFAULT_BUDGET } from '../answer/budget.js';
 import { budgeted } from '../answer/egress.js';
 import { clock } from '../format.js';
-import { scan, type Hit } from '../query.js';
+import { scan } from '../query.js';
+import { MAX_GROUPS_LIMIT, MAX_WALL_MS } from '../answer/fold-query.js';
+import { GasolineError } from '../../errors.js';
+import { countNoise } from './observe-list.js';
 import { perfByUrl } from './observe.js';
 import type { ToolContext, ToolResult } from './context.js';
 import { runCommand } from './run-command.js';
@@ -60,22 +63,22 @@ function pick(a: Args, keys: Array<keyof Args>): Record<string, unknown> {
   return out;
 }
 
-function analyzeStored(ctx: ToolContext, a: Args): ToolResult {
+function analyzeStored(ctx: ToolContext, a: Args): ToolResult | Promise<ToolResult> {
   const reader = ctx.reader();
   if (typeof reader === 'string') return ctx.error(reader);
-  const text = (s: string): ToolResult => budgeted(ctx, s, a.budget ?? DEFAULT_BUDGET, 'narrow with url or limit');
+  const text = (s: string): ToolResult => (s.startsWith('ERROR ') ? ctx.error(s.slice(6)) : budgeted(ctx, s, a.budget ?? DEFAULT_BUDGET, 'narrow with url or limit'));
   switch (a.target) {
     case 'performance':
       return text(perf(ctx, a));
     case 'error_clusters':
-      return text(clusters(ctx, a));
+      return clusters(ctx, a).then(text);
     case 'security':
       return text(security(ctx, a));
     case 'changes': {
       if (!a.checkpoint) return ctx.error('changes needs checkpoint: create one first with configure({action:"checkpoint", checkpoint_action:"create", name:"before-fix"})');
       const cp = ctx.client.checkpoints.get(a.checkpoint);
       if (!cp) return ctx.error(`no checkpoint "${a.checkpoint}"; list them with configure({action:"checkpoint", checkpoint_action:"list"})`);
-      return text(changes(ctx, cp.ords, cp.name, cp.created_at));
+      return changes(ctx, cp.ords, cp.name, cp.created_at).then(text);
     }
     default:
       // the live targets are answered by the extension, in analyze() above
@@ -106,49 +109,50 @@ interface Cluster {
   count: number;
   first: number;
   last: number;
-  example: Hit;
 }
 
-function errorHits(ctx: ToolContext, from?: number): Hit[] {
+/** Error signatures and their counts, most frequent first; folded by the scan worker, off the main thread. */
+async function errorClusters(ctx: ToolContext, from?: number, to?: number): Promise<Cluster[] | string> {
   const reader = ctx.reader() as Exclude<ReturnType<ToolContext['reader']>, string>;
   const k = kindId('logs');
-  return scan(reader, {
-    kind: k,
-    from: from ?? reader.tailOrd(k),
-    limit: MAX_SCAN,
-    maxScan: MAX_SCAN,
-    anyOf: [Buffer.from('"level":"error"'), Buffer.from('"type":"exception"'), Buffer.from('"type":"network"')],
-    match: (r) => r.level === 'error' || r.type === 'exception' || (r.type === 'network' && (Number(r.status ?? 0) >= 400 || r.error !== undefined)),
-    hide: (r) => ctx.client.noisy(r) !== undefined,
-  }).hits;
-}
-
-function clusterOf(hits: Hit[]): Cluster[] {
-  const by = new Map<string, Cluster>();
-  for (const h of hits) {
-    const sig = errorSignature(h.rec);
-    const c = by.get(sig);
-    if (c) {
-      c.count++;
-      c.last = h.clientTime;
-    } else by.set(sig, { sig, count: 1, first: h.clientTime, last: h.clientTime, example: h });
+  try {
+    const folded = await ctx.fold({
+      kinds: [k],
+      start: [from ?? reader.tailOrd(k)],
+      ...(to !== undefined ? { to: [to] } : {}),
+      maxScan: MAX_SCAN,
+      filter: { what: 'errors' },
+      noise: ctx.client.noise.map((r) => ({ id: r.id, field: r.field, pattern: r.pattern })),
+      fold: true,
+      by: 'signature',
+      maxGroups: MAX_GROUPS_LIMIT,
+      wallMs: MAX_WALL_MS,
+    });
+    countNoise(ctx, folded);
+    return folded.groups.map((g) => ({ sig: g.key, count: g.count, first: g.firstTime, last: g.lastTime })).sort((x, y) => y.count - x.count || y.last - x.last);
+  } catch (e) {
+    if (e instanceof GasolineError) return `ERROR ${e.code}: ${e.message}`;
+    throw e;
   }
-  return [...by.values()].sort((x, y) => y.count - x.count || y.last - x.last);
 }
 
-function clusters(ctx: ToolContext, a: Args): string {
-  const cs = clusterOf(errorHits(ctx));
+async function clusters(ctx: ToolContext, a: Args): Promise<string> {
+  const cs = await errorClusters(ctx);
+  if (typeof cs === 'string') return cs;
   if (!cs.length) return 'error_clusters: no errors buffered';
   const limit = a.limit ?? 20;
   const rows = cs.slice(0, limit).map((c) => `${c.count}× ${JSON.stringify(c.sig)} first ${clock(c.first)} last ${clock(c.last)}`);
   return `error_clusters: ${cs.length} distinct signatures over ${cs.reduce((n, c) => n + c.count, 0)} errors${cs.length > limit ? ` (top ${limit})` : ''}\n${rows.join('\n')}`;
 }
 
-function changes(ctx: ToolContext, ords: number[], name: string, at: string): string {
+async function changes(ctx: ToolContext, ords: number[], name: string, at: string): Promise<string> {
   const reader = ctx.reader() as Exclude<ReturnType<ToolContext['reader']>, string>;
   const logsK = kindId('logs');
-  const before = new Set(clusterOf(errorHits(ctx).filter((h) => h.ord < ords[logsK]!)).map((c) => c.sig));
-  const after = clusterOf(errorHits(ctx, Math.max(ords[logsK]!, reader.tailOrd(logsK))));
+  const beforeClusters = await errorClusters(ctx, undefined, ords[logsK]!);
+  if (typeof beforeClusters === 'string') return beforeClusters;
+  const before = new Set(beforeClusters.map((c) => c.sig));
+  const after = await errorClusters(ctx, Math.max(ords[logsK]!, reader.tailOrd(logsK)));
+  if (typeof after === 'string') return after;
   const newSigs = after.filter((c) => !before.has(c.sig));
   const netK = kindId('network');
   const failing = (from: number, to: number): Map<string, number> => {

@@ -8,6 +8,7 @@ import { allocateStore, StoreReader, StoreWriter, type StoreBuffers } from '../.
 import { runFoldQuery, type FoldQuery } from '../../../src/mcp/answer/fold-query.js';
 import { ScanWorker } from '../../../src/pool/scan-worker.js';
 import { GasolineError } from '../../../src/errors.js';
+import { errorSignature } from '../../../src/domain/query/signature.js';
 
 // fold keys normalize numbers, so signatures differ by word
 const NAMES = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta'];
@@ -80,6 +81,20 @@ describe('scan worker', () => {
     // 2 commits × 50 network records, every 5th a 503
     expect(failing.records).toBe(20);
     expect(failing.groups.every((g) => g.example.rec.status === 503)).toBe(true);
+  });
+
+  it('groups by error signature for analyze, with a wider group bound and wall budget', async () => {
+    const store = filled(3000);
+    const w = worker(store);
+    const a = await w.run({ ...errorsQuery, noise: undefined, by: 'signature', maxGroups: 5000, wallMs: 1000 });
+    // the noisy '[vite] …' errors are not hidden here: an eighth signature
+    const sig = (message: string): string => errorSignature({ message });
+    expect(a.groups.map((g) => g.key).sort()).toEqual([sig('[vite] hot update failed'), ...NAMES.map((n) => sig(`TypeError: module ${n} failed at line 1`))].sort());
+    expect(a.groups.reduce((n, g) => n + g.count, 0)).toBe(a.records);
+    // a bound below the number of signatures stops the read at the first refused record
+    const cut = await w.run({ ...errorsQuery, by: 'signature', maxGroups: 3 });
+    expect(cut.groups).toHaveLength(3);
+    expect(cut.results[0]!.stopped).toBe(true);
   });
 
   it('a crash mid-read fails the reads it held with scan_failed; the next read gets a new worker', async () => {
