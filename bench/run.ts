@@ -13,7 +13,7 @@
  * --quick  with --full: issue 2's profiles at 2 s (smoke)
  * --soak   steady for 10 minutes
  * NAME matches a profile or a prefix of one: dispatch ring pipeline redaction notify steady heavy
- * burst saturate http (e.g. `--only steady,saturate`).
+ * burst saturate half http floor (e.g. `--only steady,saturate`).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
@@ -297,7 +297,7 @@ const lat3 = (a: number | undefined, b: number | undefined, c: number | undefine
 function profileTable(s: SuiteOutput): string {
   const head = '| profile | offered ev/s | accepted ev/s | nacked ev/s | dropped | ack p50 / p99 / p99.9 ms | push p50 / p99 / max ms | observe p50 / p99 ms | configure p99 ms | server CPU % | peak RSS MB |\n|---|---|---|---|---|---|---|---|---|---|---|';
   const lines: string[] = [head];
-  for (const name of ['steady', 'heavy', 'burst', 'half']) {
+  for (const name of ['floor', 'steady', 'heavy', 'burst', 'half']) {
     const r = s.results[name] as ProfileResult | undefined;
     if (!r) continue;
     const srv = (r.push.server_status as { latency_ms?: { p50?: number; p99?: number; max?: number } } | null | undefined)?.latency_ms;

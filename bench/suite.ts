@@ -2,7 +2,8 @@
  * Issue 7's profiles as one suite, run against the build at `root` (head, or a base worktree
  * under --compare), flattened into named figures the SLO gate (slo.json) and the comparison read.
  *
- *   ci       steady 20 s, heavy 15 s, burst 15 s, saturate 5 × 3 s, half 15 s (ingest at half the
+ *   ci       floor 10 s (the push path with almost no ingest and no observe: what this machine's thread
+ *            wake-ups cost, the reference the loaded profiles are read against), steady 20 s, heavy 15 s, burst 15 s, saturate 5 × 3 s, half 15 s (ingest at half the
  *            maximum saturate measured, issue 5's condition for push latency), HTTP routes 3 s each,
  *            POST /logs vs the Go reference 5 s each — the `pnpm bench` gate, ≤ 5 min with micro
  *   full     the same shapes at 60 s (saturate steps 10 s, HTTP 10 s)
@@ -43,16 +44,16 @@ const SATURATE_RATES = [100_000, 200_000, 300_000, 400_000, 600_000];
  */
 const PROBE_EVERY_MS = 60;
 
-function durations(kind: SuiteKind): { steady: number; heavy: number; burst: number; step: number; half: number; http: number; logs: number } {
+function durations(kind: SuiteKind): { floor: number; steady: number; heavy: number; burst: number; step: number; half: number; http: number; logs: number } {
   switch (kind) {
     case 'full':
-      return { steady: 60_000, heavy: 60_000, burst: 60_000, step: 10_000, half: 60_000, http: 10_000, logs: 10_000 };
+      return { floor: 30_000, steady: 60_000, heavy: 60_000, burst: 60_000, step: 10_000, half: 60_000, http: 10_000, logs: 10_000 };
     case 'soak':
-      return { steady: 600_000, heavy: 0, burst: 0, step: 0, half: 0, http: 0, logs: 0 };
+      return { floor: 0, steady: 600_000, heavy: 0, burst: 0, step: 0, half: 0, http: 0, logs: 0 };
     case 'compare':
-      return { steady: 12_000, heavy: 0, burst: 0, step: 3000, half: 0, http: 0, logs: 4000 };
+      return { floor: 0, steady: 12_000, heavy: 0, burst: 0, step: 3000, half: 0, http: 0, logs: 4000 };
     default:
-      return { steady: 20_000, heavy: 15_000, burst: 15_000, step: 3000, half: 15_000, http: 3000, logs: 5000 };
+      return { floor: 10_000, steady: 20_000, heavy: 15_000, burst: 15_000, step: 3000, half: 15_000, http: 3000, logs: 5000 };
   }
 }
 
@@ -124,6 +125,12 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteOutput> {
     out.points.push({ profile: p, offered: r.offered_events_per_s + (r.burst ? r.burst.offered_events / 2 : 0), accepted: r.accepted_events_per_s + (r.burst?.events_per_s ?? 0), push_p99_ms: r.push.push_latency?.p99_ms ?? null, push_p50_ms: r.push.push_latency?.p50_ms ?? null, ack_p99_ms: r.ack_latency.p99_ms });
   };
 
+  if (d.floor) {
+    await step('floor', async () => {
+      const port = await freePort();
+      profileFigures('floor', await runProfile({ name: 'floor', root: o.root, port, durationMs: d.floor, load: { rate: 100, mix: 'mixed', connections: 1 }, observeEveryMs: 0, probeEveryMs: PROBE_EVERY_MS }));
+    });
+  }
   await step('steady', async () => {
     const port = await freePort();
     profileFigures('steady', await runProfile({ name: 'steady', root: o.root, port, durationMs: d.steady, load: { rate: 2000, mix: 'mixed', connections: 2 }, observeEveryMs: 1000, probeEveryMs: PROBE_EVERY_MS }));
@@ -165,6 +172,12 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteOutput> {
       const rate = Math.round(max / 2 / 1000) * 1000;
       profileFigures('half', await runProfile({ name: 'half', root: o.root, port, durationMs: d.half, load: { rate, mix: 'mixed', connections: 8 }, observeEveryMs: 1000, probeEveryMs: PROBE_EVERY_MS, serverThreads: 2 }));
     });
+  }
+  // the loaded p99s against the idle path's, measured minutes apart in the same run
+  const floorP99 = f['floor.push_p99_ms'];
+  for (const p of ['heavy', 'half']) {
+    const v = f[`${p}.push_p99_ms`];
+    if (typeof v === 'number' && typeof floorP99 === 'number' && floorP99 > 0) f[`${p}.push_p99_over_floor`] = Math.round((v / floorP99) * 100) / 100;
   }
   if (d.http) {
     await step('http', async () => {

@@ -195,7 +195,8 @@ export async function runProfile(p: ProfileSpec): Promise<ProfileResult> {
     let observeErrors = 0;
     let running = true;
     const observing = (async () => {
-      while (running) {
+      // 0: no agent reads during the profile (the push floor measures the bare path)
+      while (running && p.observeEveryMs > 0) {
         await sleep(p.observeEveryMs);
         if (!running) break;
         const r = await mcp.callTool('observe', { what: 'errors', limit: 50 });
