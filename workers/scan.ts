@@ -14,10 +14,11 @@ const reader = new StoreReader(init.store);
 const port = parentPort!;
 
 port.on('message', (m: ScanRequest) => {
-  if (m.t === 'crash') {
-    // fault injection only (main refuses to send it otherwise): a crash mid-query
-    if (init.faultInjection) process.exit(70);
-    return;
+  if (m.t === 'crash' || m.t === 'hang') {
+    // fault injection only (main refuses to send these otherwise): a crash or a stuck read
+    if (!init.faultInjection) return;
+    if (m.t === 'crash') process.exit(70);
+    for (;;);
   }
   runFoldQuery(reader, m.q).then(
     (a) => port.postMessage({ id: m.id, ok: true, a } satisfies ScanReply),

@@ -17,7 +17,7 @@ export interface ScanWorkerInit {
   faultInjection: boolean;
 }
 
-export type ScanRequest = { t: 'fold'; id: number; q: FoldQuery } | { t: 'crash' };
+export type ScanRequest = { t: 'fold'; id: number; q: FoldQuery } | { t: 'crash' } | { t: 'hang' };
 export type ScanReply = { id: number; ok: true; a: FoldAnswer } | { id: number; ok: false; error: string };
 
 export interface ScanWorkerOptions {
@@ -78,10 +78,10 @@ export class ScanWorker {
     if (!this.closed) this.spawned();
   }
 
-  /** Fault injection: the worker exits at once, whatever it was reading. */
-  crashForTest(): void {
+  /** Fault injection: the worker exits at once (crash), or spins forever (hang), whatever it was reading. */
+  faultForTest(t: 'crash' | 'hang'): void {
     if (!this.o.faultInjection) throw new Error('fault injection is off');
-    this.spawned().postMessage({ t: 'crash' } satisfies ScanRequest);
+    this.spawned().postMessage({ t } satisfies ScanRequest);
   }
 
   /** Idempotent: fails what is waiting and stops the thread. */

@@ -31,7 +31,7 @@ function filled(n: number): StoreBuffers {
 }
 
 const workers: ScanWorker[] = [];
-function worker(store: StoreBuffers, o: { maxPending?: number; faultInjection?: boolean } = {}): ScanWorker {
+function worker(store: StoreBuffers, o: { maxPending?: number; faultInjection?: boolean; timeoutMs?: number } = {}): ScanWorker {
   const w = new ScanWorker({ store, ...o });
   workers.push(w);
   return w;
@@ -101,7 +101,7 @@ describe('scan worker', () => {
     const store = filled(20_000);
     const w = worker(store, { faultInjection: true });
     const held = [w.run(errorsQuery), w.run(errorsQuery)];
-    w.crashForTest();
+    w.faultForTest('crash');
     let failed = 0;
     for (const p of held) {
       const e = await p.then(() => null, (x: unknown) => x);
@@ -117,6 +117,16 @@ describe('scan worker', () => {
     const after = await w.run(errorsQuery);
     expect(after.groups).toHaveLength(7);
     expect(w.counts.restarts).toBe(1);
+  });
+
+  it('a read stuck past its deadline fails with scan_failed; the stuck thread is replaced', async () => {
+    const store = filled(1000);
+    const w = worker(store, { faultInjection: true, timeoutMs: 300 });
+    expect((await w.run(errorsQuery)).groups).toHaveLength(7);
+    w.faultForTest('hang');
+    await expect(w.run(errorsQuery)).rejects.toMatchObject({ code: 'scan_failed', message: expect.stringContaining('no answer within 300 ms') });
+    expect((await w.run(errorsQuery)).groups).toHaveLength(7);
+    expect(w.counts).toMatchObject({ restarts: 1, failed: 1 });
   });
 
   it('refuses reads beyond its queue bound with scan_busy, and the others still complete', async () => {
