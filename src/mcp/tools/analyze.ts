@@ -14,7 +14,7 @@ import { clock } from '../format.js';
 import { scan } from '../query.js';
 import { MAX_GROUPS_LIMIT, MAX_WALL_MS } from '../answer/fold-query.js';
 import { GasolineError } from '../../errors.js';
-import { countNoise } from './observe-list.js';
+import { countNoise, noiseSpecs } from './observe-list.js';
 import { perfByUrl } from './observe.js';
 import type { ToolContext, ToolResult } from './context.js';
 import { runCommand } from './run-command.js';
@@ -112,7 +112,7 @@ interface Cluster {
 }
 
 /** Error signatures and their counts, most frequent first; folded by the scan worker, off the main thread. */
-async function errorClusters(ctx: ToolContext, from?: number, to?: number): Promise<Cluster[] | string> {
+async function errorClusters(ctx: ToolContext, from?: number, to?: number): Promise<{ clusters: Cluster[]; partial: boolean } | string> {
   const reader = ctx.reader() as Exclude<ReturnType<ToolContext['reader']>, string>;
   const k = kindId('logs');
   try {
@@ -122,14 +122,19 @@ async function errorClusters(ctx: ToolContext, from?: number, to?: number): Prom
       ...(to !== undefined ? { to: [to] } : {}),
       maxScan: MAX_SCAN,
       filter: { what: 'errors' },
-      noise: ctx.client.noise.map((r) => ({ id: r.id, field: r.field, pattern: r.pattern })),
+      noise: noiseSpecs(ctx),
       fold: true,
       by: 'signature',
       maxGroups: MAX_GROUPS_LIMIT,
       wallMs: MAX_WALL_MS,
     });
     countNoise(ctx, folded);
-    return folded.groups.map((g) => ({ sig: g.key, count: g.count, first: g.firstTime, last: g.lastTime })).sort((x, y) => y.count - x.count || y.last - x.last);
+    const r = folded.results[0]!;
+    return {
+      clusters: folded.groups.map((g) => ({ sig: g.key, count: g.count, first: g.firstTime, last: g.lastTime })).sort((x, y) => y.count - x.count || y.last - x.last),
+      // more signatures than the bound, or a buffer too big to read in the wall budget
+      partial: r.stopped || !r.atEnd,
+    };
   } catch (e) {
     if (e instanceof GasolineError) return `ERROR ${e.code}: ${e.message}`;
     throw e;
@@ -137,12 +142,14 @@ async function errorClusters(ctx: ToolContext, from?: number, to?: number): Prom
 }
 
 async function clusters(ctx: ToolContext, a: Args): Promise<string> {
-  const cs = await errorClusters(ctx);
-  if (typeof cs === 'string') return cs;
+  const got = await errorClusters(ctx);
+  if (typeof got === 'string') return got;
+  const cs = got.clusters;
   if (!cs.length) return 'error_clusters: no errors buffered';
   const limit = a.limit ?? 20;
   const rows = cs.slice(0, limit).map((c) => `${c.count}× ${JSON.stringify(c.sig)} first ${clock(c.first)} last ${clock(c.last)}`);
-  return `error_clusters: ${cs.length} distinct signatures over ${cs.reduce((n, c) => n + c.count, 0)} errors${cs.length > limit ? ` (top ${limit})` : ''}\n${rows.join('\n')}`;
+  const partial = got.partial ? '; partial: more errors are buffered than one read covers (the oldest were counted)' : '';
+  return `error_clusters: ${cs.length} distinct signatures over ${cs.reduce((n, c) => n + c.count, 0)} errors${cs.length > limit ? ` (top ${limit})` : ''}${partial}\n${rows.join('\n')}`;
 }
 
 async function changes(ctx: ToolContext, ords: number[], name: string, at: string): Promise<string> {
@@ -150,9 +157,10 @@ async function changes(ctx: ToolContext, ords: number[], name: string, at: strin
   const logsK = kindId('logs');
   const beforeClusters = await errorClusters(ctx, undefined, ords[logsK]!);
   if (typeof beforeClusters === 'string') return beforeClusters;
-  const before = new Set(beforeClusters.map((c) => c.sig));
-  const after = await errorClusters(ctx, Math.max(ords[logsK]!, reader.tailOrd(logsK)));
-  if (typeof after === 'string') return after;
+  const before = new Set(beforeClusters.clusters.map((c) => c.sig));
+  const afterClusters = await errorClusters(ctx, Math.max(ords[logsK]!, reader.tailOrd(logsK)));
+  if (typeof afterClusters === 'string') return afterClusters;
+  const after = afterClusters.clusters;
   const newSigs = after.filter((c) => !before.has(c.sig));
   const netK = kindId('network');
   const failing = (from: number, to: number): Map<string, number> => {

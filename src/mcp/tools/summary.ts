@@ -13,7 +13,7 @@ import { ScanBudget, scanSliced } from '../answer/sliced-scan.js';
 import { clock } from '../format.js';
 import type { Hit, Rec } from '../query.js';
 import type { ToolContext } from './context.js';
-import { countNoise } from './observe-list.js';
+import { countNoise, noiseSpecs } from './observe-list.js';
 import type { FoldAnswer } from '../answer/fold-query.js';
 import { GasolineError } from '../../errors.js';
 
@@ -127,7 +127,7 @@ async function folded(ctx: ToolContext, kind: Kind, from: number[], next: number
     start: [from[k]!],
     maxScan: MAX_SCAN,
     filter: { what },
-    noise: noise ? ctx.client.noise.map((r) => ({ id: r.id, field: r.field, pattern: r.pattern })) : undefined,
+    noise: noise ? noiseSpecs(ctx) : undefined,
     fold: true,
   });
   countNoise(ctx, folded);
