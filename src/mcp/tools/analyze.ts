@@ -11,7 +11,9 @@ import { baselineOf, regressions, type Metric } from '../../domain/query/vitals.
 import { DEFAULT_BUDGET } from '../answer/budget.js';
 import { budgeted } from '../answer/egress.js';
 import { clock } from '../format.js';
-import { scan } from '../query.js';
+import { scan, type Hit } from '../query.js';
+import { ScanBudget, scanSliced } from '../answer/sliced-scan.js';
+import { isFailing } from './observe-filter.js';
 import { MAX_GROUPS_LIMIT, MAX_WALL_MS } from '../answer/fold-query.js';
 import { GasolineError } from '../../errors.js';
 import { countNoise, noiseSpecs } from './observe-list.js';
@@ -163,16 +165,19 @@ async function changes(ctx: ToolContext, ords: number[], name: string, at: strin
   const after = afterClusters.clusters;
   const newSigs = after.filter((c) => !before.has(c.sig));
   const netK = kindId('network');
-  const failing = (from: number, to: number): Map<string, number> => {
+  // read in slices (up to 50 000 records each side): the main thread keeps emitting pushes meanwhile
+  const failing = async (from: number, to: number): Promise<Map<string, number>> => {
     const m = new Map<string, number>();
-    for (const h of scan(reader, { kind: netK, from, limit: MAX_SCAN, maxScan: MAX_SCAN, match: (r, hdr) => hdr.ord < to && (Number(r.status) >= 400 || Number(r.status) === 0 || r.error !== undefined) }).hits) {
+    const sink = (h: Hit): boolean => {
       const key = `${String(h.rec.method)} ${pathTemplate(String(h.rec.url))} → ${String(h.rec.status)}`;
       m.set(key, (m.get(key) ?? 0) + 1);
-    }
+      return true;
+    };
+    await scanSliced(reader, { kind: netK, from, to, limit: 0, maxScan: MAX_SCAN, match: (r) => isFailing(r), sink }, new ScanBudget(MAX_WALL_MS));
     return m;
   };
-  const failedBefore = failing(reader.tailOrd(netK), ords[netK]!);
-  const failedAfter = failing(Math.max(ords[netK]!, reader.tailOrd(netK)), Number.MAX_SAFE_INTEGER);
+  const failedBefore = await failing(reader.tailOrd(netK), ords[netK]!);
+  const failedAfter = await failing(Math.max(ords[netK]!, reader.tailOrd(netK)), Number.MAX_SAFE_INTEGER);
   const newlyFailing = [...failedAfter].filter(([k]) => !failedBefore.has(k));
   const wsK = kindId('ws_events');
   const wsErrors = scan(reader, { kind: wsK, from: Math.max(ords[wsK]!, reader.tailOrd(wsK)), limit: 50, maxScan: MAX_SCAN, match: (r) => r.event === 'error' || (r.event === 'close' && r.code !== 1000 && r.code !== 1001) }).hits;

@@ -15,6 +15,7 @@ import { budgeted } from '../answer/egress.js';
 import { oneAtATime } from '../answer/per-client.js';
 import { line } from '../format.js';
 import { scan, type Hit, type Rec } from '../query.js';
+import { ScanBudget, scanSliced } from '../answer/sliced-scan.js';
 import type { ToolContext, ToolResult } from './context.js';
 import { commandResult } from './run-command.js';
 import { matcher, prefilter } from './observe-filter.js';
@@ -73,7 +74,7 @@ export async function observe(ctx: ToolContext, a: Args): Promise<ToolResult> {
     case 'summary':
       return answer(await oneAtATime(ctx.client, () => summary(ctx)), 'ask per kind with the calls named above');
     case 'websocket_status':
-      return answer(websocketStatus(ctx, a), 'filter with tab_id');
+      return answer(await websocketStatus(ctx, a), 'filter with tab_id');
     case 'performance':
       return answer(performance(ctx, a), 'filter with url');
     case 'page':
@@ -115,17 +116,22 @@ function listBefore(ctx: ToolContext, a: Args, kinds: Kind[]): string {
   return `${a.what} (before cursor): ${shown.length} shown${earlier}\n${shown.map((s) => s.text).join('\n')}`.trimEnd();
 }
 
-function websocketStatus(ctx: ToolContext, a: Args): string {
+/** Connections tracked per call: more than an answer can show, few enough to bound the map. */
+const MAX_CONNS = 1000;
+
+async function websocketStatus(ctx: ToolContext, a: Args): Promise<string> {
   const reader = ctx.reader() as Exclude<ReturnType<ToolContext['reader']>, string>;
   const k = kindId('ws_events');
-  const r = scan(reader, { kind: k, from: reader.tailOrd(k), limit: MAX_SCAN, maxScan: MAX_SCAN, tab: a.tab_id });
   interface Conn { id: string; url: string; state: string; in: number; out: number; first: number; last: number; lastMsg: string; code?: unknown }
   const conns = new Map<string, Conn>();
-  for (const h of r.hits) {
+  const add = (h: Hit): boolean => {
     const e = h.rec;
     const id = String(e.id);
     let c = conns.get(id);
-    if (!c) conns.set(id, (c = { id, url: String(e.url ?? ''), state: 'open', in: 0, out: 0, first: h.clientTime, last: h.clientTime, lastMsg: '' }));
+    if (!c) {
+      if (conns.size >= MAX_CONNS) return true;
+      conns.set(id, (c = { id, url: String(e.url ?? ''), state: 'open', in: 0, out: 0, first: h.clientTime, last: h.clientTime, lastMsg: '' }));
+    }
     if (e.url) c.url = String(e.url);
     c.last = h.clientTime;
     if (e.event === 'close') {
@@ -138,13 +144,17 @@ function websocketStatus(ctx: ToolContext, a: Args): string {
       else c.in++;
       c.lastMsg = `${e.direction === 'outgoing' ? '→' : '←'} ${JSON.stringify(String(e.data ?? '').slice(0, 120))}`;
     }
-  }
+    return true;
+  };
+  // a busy socket buffers 20 000 frames: read in slices so the main thread keeps emitting pushes
+  // (the whole buffer, unlike a list: a status has no cursor to continue from)
+  await scanSliced(reader, { kind: k, from: reader.tailOrd(k), limit: 0, maxScan: MAX_SCAN, tab: a.tab_id, sink: add }, new ScanBudget(1000));
   if (!conns.size) return 'websocket_status: no WebSocket connections captured';
   const lines = [...conns.values()].slice(-50).map((c) => {
     const secs = Math.max(1, (c.last - c.first) / 1000);
     return `${c.id} ${c.state}${c.code !== undefined ? `(${String(c.code)})` : ''} ${c.url} in=${c.in} out=${c.out} rate=${((c.in + c.out) / secs).toFixed(1)}/s last=${c.lastMsg || '-'}`;
   });
-  return `websocket_status: ${conns.size} connections (${[...conns.values()].filter((c) => c.state === 'open').length} open)\n${lines.join('\n')}`;
+  return `websocket_status: ${conns.size}${conns.size >= MAX_CONNS ? '+' : ''} connections (${[...conns.values()].filter((c) => c.state === 'open').length} open)\n${lines.join('\n')}`;
 }
 
 /** Latest snapshot per URL with ratings; also used by analyze. */
