@@ -41,6 +41,9 @@ export async function run(config: Readonly<Config>): Promise<void> {
     return;
   }
 
+  // agents will read: start the scan worker now, so the first observe does not wait for a thread
+  // to boot (a --server process serves no agent and never starts it)
+  server?.scans.prime();
   const { startMcpStdio } = await import('./mcp/index.js');
   const mcp = await startMcpStdio({
     config,

@@ -231,7 +231,5 @@ export async function startIngestServer(o: IngestServerOptions): Promise<IngestS
     return closing;
   };
 
-  // started now, so the first observe does not wait for a thread to boot
-  scans.prime();
   return { port, store, reader, pool, scans, ws, stats, ci, alerts, commands: router, health, close };
 }
