@@ -15,8 +15,7 @@ import { scan, type Hit } from '../query.js';
 import { ScanBudget, scanSliced } from '../answer/sliced-scan.js';
 import { isFailing } from './observe-filter.js';
 import { MAX_GROUPS_LIMIT, MAX_WALL_MS } from '../answer/fold-query.js';
-import { GasolineError } from '../../errors.js';
-import { countNoise, noiseSpecs } from './observe-list.js';
+import { foldFor } from './fold-call.js';
 import { perfByUrl } from './observe.js';
 import type { ToolContext, ToolResult } from './context.js';
 import { runCommand } from './run-command.js';
@@ -117,30 +116,14 @@ interface Cluster {
 async function errorClusters(ctx: ToolContext, from?: number, to?: number): Promise<{ clusters: Cluster[]; partial: boolean } | string> {
   const reader = ctx.reader() as Exclude<ReturnType<ToolContext['reader']>, string>;
   const k = kindId('logs');
-  try {
-    const folded = await ctx.fold({
-      kinds: [k],
-      start: [from ?? reader.tailOrd(k)],
-      ...(to !== undefined ? { to: [to] } : {}),
-      maxScan: MAX_SCAN,
-      filter: { what: 'errors' },
-      noise: noiseSpecs(ctx),
-      fold: true,
-      by: 'signature',
-      maxGroups: MAX_GROUPS_LIMIT,
-      wallMs: MAX_WALL_MS,
-    });
-    countNoise(ctx, folded);
-    const r = folded.results[0]!;
-    return {
-      clusters: folded.groups.map((g) => ({ sig: g.key, count: g.count, first: g.firstTime, last: g.lastTime })).sort((x, y) => y.count - x.count || y.last - x.last),
-      // more signatures than the bound, or a buffer too big to read in the wall budget
-      partial: r.stopped || !r.atEnd,
-    };
-  } catch (e) {
-    if (e instanceof GasolineError) return `ERROR ${e.code}: ${e.message}`;
-    throw e;
-  }
+  const folded = await foldFor(ctx, { kinds: [k], start: [from ?? reader.tailOrd(k)], ...(to !== undefined ? { to: [to] } : {}), maxScan: MAX_SCAN, filter: { what: 'errors' }, fold: true, by: 'signature', maxGroups: MAX_GROUPS_LIMIT, wallMs: MAX_WALL_MS }, true);
+  if (typeof folded === 'string') return folded;
+  const r = folded.results[0]!;
+  return {
+    clusters: folded.groups.map((g) => ({ sig: g.key, count: g.count, first: g.firstTime, last: g.lastTime })).sort((x, y) => y.count - x.count || y.last - x.last),
+    // more signatures than the bound, or a buffer too big to read in the wall budget
+    partial: r.stopped || !r.atEnd,
+  };
 }
 
 async function clusters(ctx: ToolContext, a: Args): Promise<string> {

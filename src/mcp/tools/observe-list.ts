@@ -6,8 +6,8 @@
  */
 import { kindId, type Kind } from '../../domain/kinds.js';
 import { bySeverityThenNewest, type Group } from '../answer/fold.js';
-import type { FoldAnswer, KindResult, NoiseSpec } from '../answer/fold-query.js';
-import { GasolineError } from '../../errors.js';
+import type { FoldAnswer, KindResult } from '../answer/fold-query.js';
+import { foldFor } from './fold-call.js';
 import { DEFAULT_BUDGET, fill } from '../answer/budget.js';
 import { badCursor, decodeCursor, encodeAt, encodeRest } from '../answer/cursor.js';
 import { errorKeysBefore, latestCheckpoint } from '../answer/checkpoint-keys.js';
@@ -50,15 +50,8 @@ export async function list(ctx: ToolContext, a: ListArgs, kinds: Kind[]): Promis
   const skip = cursor && 'skip' in cursor ? cursor.skip : 0;
   const budget = (a.budget ?? DEFAULT_BUDGET) - (a.reserve ?? 0);
   const limit = a.limit ?? 50;
-  const noise = NOISE_WHATS.has(a.what) ? noiseSpecs(ctx) : undefined;
-  let folded: FoldAnswer;
-  try {
-    folded = await ctx.fold({ kinds: ids, start, to, maxScan: MAX_SCAN, filter: filterOf(a), noise, fold: a.fold !== false, tab: a.tab_id });
-  } catch (e) {
-    if (e instanceof GasolineError) return `ERROR ${e.code}: ${e.message}`;
-    throw e;
-  }
-  countNoise(ctx, folded);
+  const folded = await foldFor(ctx, { kinds: ids, start, to, maxScan: MAX_SCAN, filter: filterOf(a), fold: a.fold !== false, tab: a.tab_id }, NOISE_WHATS.has(a.what));
+  if (typeof folded === 'string') return folded;
   const results = folded.results;
   const next = results.map((r) => r.next);
   const complete = results.every((r) => r.atEnd && !r.stopped);
@@ -112,14 +105,4 @@ async function newSinceCheckpoint(ctx: ToolContext, folder: FoldAnswer): Promise
 export function filterOf(a: FilterArgs): FilterArgs {
   const { what, min_level, method, status_min, status_max, connection_id, direction, url, contains } = a;
   return { what, min_level, method, status_min, status_max, connection_id, direction, url, contains };
-}
-
-/** The caller's noise rules as the scan worker takes them (plain data; it compiles and caches them). */
-export function noiseSpecs(ctx: ToolContext): NoiseSpec[] {
-  return ctx.client.noise.map((r) => ({ id: r.id, field: r.field, pattern: r.pattern }));
-}
-
-/** The scan worker counted what each noise rule hid; the rules' hit counts live here. */
-export function countNoise(ctx: ToolContext, a: FoldAnswer): void {
-  for (const r of ctx.client.noise) r.hits += a.noiseHits[r.id] ?? 0;
 }

@@ -13,9 +13,8 @@ import { ScanBudget, scanSliced } from '../answer/sliced-scan.js';
 import { clock } from '../format.js';
 import type { Hit, Rec } from '../query.js';
 import type { ToolContext } from './context.js';
-import { countNoise, noiseSpecs } from './observe-list.js';
+import { foldFor } from './fold-call.js';
 import type { FoldAnswer } from '../answer/fold-query.js';
-import { GasolineError } from '../../errors.js';
 
 const MAX_SCAN = 20_000;
 /** rows per section: ten of each is what an agent acts on; the section's call lists the rest */
@@ -38,14 +37,10 @@ export async function summary(ctx: ToolContext): Promise<string> {
   const work = new ScanBudget();
 
   // the two big folds run in the scan worker; the ws and perf scans below read rare records
-  let errors: Folded, failing: Folded;
-  try {
-    errors = await folded(ctx, 'logs', from, next, 'errors', true);
-    failing = await folded(ctx, 'network', from, next, 'failing', false);
-  } catch (e) {
-    if (e instanceof GasolineError) return `ERROR ${e.code}: ${e.message}`;
-    throw e;
-  }
+  const errors = await folded(ctx, 'logs', from, next, 'errors', true);
+  if (typeof errors === 'string') return errors;
+  const failing = await folded(ctx, 'network', from, next, 'failing', false);
+  if (typeof failing === 'string') return failing;
   const ws = await wsTrouble(reader, work, from, next);
   const perf = await perfRegressions(reader, work, from[kindId('perf')]!);
   KINDS.forEach((_k, id) => (from[id] = next[id]!));
@@ -120,17 +115,10 @@ interface Folded {
   partial: boolean;
 }
 
-async function folded(ctx: ToolContext, kind: Kind, from: number[], next: number[], what: 'errors' | 'failing', noise: boolean): Promise<Folded> {
+async function folded(ctx: ToolContext, kind: Kind, from: number[], next: number[], what: 'errors' | 'failing', hideNoise: boolean): Promise<Folded | string> {
   const k = kindId(kind);
-  const folded = await ctx.fold({
-    kinds: [k],
-    start: [from[k]!],
-    maxScan: MAX_SCAN,
-    filter: { what },
-    noise: noise ? noiseSpecs(ctx) : undefined,
-    fold: true,
-  });
-  countNoise(ctx, folded);
+  const folded = await foldFor(ctx, { kinds: [k], start: [from[k]!], maxScan: MAX_SCAN, filter: { what }, fold: true }, hideNoise);
+  if (typeof folded === 'string') return folded;
   const r = folded.results[0]!;
   next[k] = r.next;
   return { folded, hidden: r.hidden, partial: !r.atEnd || r.stopped };
