@@ -47,10 +47,10 @@ export class AlertHub {
   fromWorkers(records: unknown[], missed: number): void {
     this.s.missed += missed;
     const readTime = performance.timeOrigin + performance.now();
+    const stamp = (x: unknown): number => (typeof x === 'number' ? x : 0);
     for (const r of records) {
       this.s.from_workers++;
       const env = r as AlertEnvelope;
-      const stamp = (x: unknown): number => (typeof x === 'number' ? x : 0);
       if (env && typeof env === 'object' && env.alert) this.publish({ alert: env.alert, edgeTime: stamp(env.edgeTime), startTime: stamp(env.startTime), publishTime: stamp(env.publishTime), readTime });
       else this.s.invalid++;
     }

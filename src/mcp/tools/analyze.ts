@@ -13,7 +13,7 @@ import { budgeted } from '../answer/egress.js';
 import { clock } from '../format.js';
 import { scan, type Hit } from '../query.js';
 import { ScanBudget, scanSliced } from '../answer/sliced-scan.js';
-import { isFailing } from './observe-filter.js';
+import { isFailing, prefilter } from './observe-filter.js';
 import { MAX_GROUPS_LIMIT, MAX_WALL_MS } from '../answer/fold-query.js';
 import { foldFor } from './fold-call.js';
 import { perfByUrl } from './observe.js';
@@ -156,7 +156,8 @@ async function changes(ctx: ToolContext, ords: number[], name: string, at: strin
       m.set(key, (m.get(key) ?? 0) + 1);
       return true;
     };
-    await scanSliced(reader, { kind: netK, from, to, limit: 0, maxScan: MAX_SCAN, match: (r) => isFailing(r), sink }, new ScanBudget(MAX_WALL_MS));
+    // summary's filter for failed requests: the byte pre-filter skips the JSON.parse of the rest
+    await scanSliced(reader, { kind: netK, from, to, limit: 0, maxScan: MAX_SCAN, ...prefilter({ what: 'failing' }), match: isFailing, sink }, new ScanBudget(MAX_WALL_MS));
     return m;
   };
   const failedBefore = await failing(reader.tailOrd(netK), ords[netK]!);

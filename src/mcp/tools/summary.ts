@@ -37,9 +37,9 @@ export async function summary(ctx: ToolContext): Promise<string> {
   const work = new ScanBudget();
 
   // the two big folds run in the scan worker; the ws and perf scans below read rare records
-  const errors = await folded(ctx, 'logs', from, next, 'errors', true);
+  const errors = await foldKind(ctx, 'logs', from, next, 'errors', true);
   if (typeof errors === 'string') return errors;
-  const failing = await folded(ctx, 'network', from, next, 'failing', false);
+  const failing = await foldKind(ctx, 'network', from, next, 'failing', false);
   if (typeof failing === 'string') return failing;
   const ws = await wsTrouble(reader, work, from, next);
   const perf = await perfRegressions(reader, work, from[kindId('perf')]!);
@@ -115,7 +115,7 @@ interface Folded {
   partial: boolean;
 }
 
-async function folded(ctx: ToolContext, kind: Kind, from: number[], next: number[], what: 'errors' | 'failing', hideNoise: boolean): Promise<Folded | string> {
+async function foldKind(ctx: ToolContext, kind: Kind, from: number[], next: number[], what: 'errors' | 'failing', hideNoise: boolean): Promise<Folded | string> {
   const k = kindId(kind);
   const folded = await foldFor(ctx, { kinds: [k], start: [from[k]!], maxScan: MAX_SCAN, filter: { what }, fold: true }, hideNoise);
   if (typeof folded === 'string') return folded;
