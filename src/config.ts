@@ -64,6 +64,8 @@ export const PoolSchema = z
     latency_bound_bytes: z.number().int().min(0).max(256 * MiB).default(16 * KiB),
     /** a group of frames up to this size from a producer that was idle goes ahead of backlogs (0: off) */
     sparse_group_bytes: z.number().int().min(0).max(MiB).default(8 * KiB),
+    /** entries on the express board: a sparse single frame any worker takes between items (0: off) */
+    express_entries: z.number().int().min(0).max(64).default(8),
     /** shared input arena: the edge copies each frame here exactly once */
     input_bytes: z.number().int().min(256 * KiB).max(1024 * MiB).default(64 * MiB),
     /** admission control: queued bytes above this are refused (nack / 503) before workers saturate */

@@ -5,7 +5,7 @@
 import './stdout-guard.js';
 import { workerData, threadId } from 'node:worker_threads';
 import type { IngestTask, ItemResult, TaskItem, WarmupResult, WorkerInit, WorkerTask, WorkerResult } from '../src/pool/messages.js';
-import { SlotView, SLOT_APPLIED, SLOT_DUPLICATE } from '../src/pool/item-slots.js';
+import { SlotView, SLOT_APPLIED, SLOT_DUPLICATE, SLOT_EMPTY } from '../src/pool/item-slots.js';
 import { StoreWriter } from '../src/shm/index.js';
 import { decodeFrame, processBatchFrame, processHttpBody, type BatchFrame } from '../src/domain/ingest/api.js';
 import { compileRedaction } from '../src/domain/redaction/index.js';
@@ -13,6 +13,7 @@ import { warmupFrames } from './warmup.js';
 import { AlertRingWriter } from '../src/shm/alert-ring.js';
 import { allocateDetectState, DetectState } from '../src/shm/detect-state.js';
 import { Detector } from '../src/domain/alerts/detect.js';
+import { ExpressTaker } from '../src/pool/express.js';
 
 const init = workerData as WorkerInit;
 const arena = new Uint8Array(init.arena);
@@ -21,6 +22,7 @@ const writer = new StoreWriter(init.store, threadId);
 const chaos = new Int32Array(init.chaos);
 const alertRing = new AlertRingWriter(init.alerts);
 const detector = new Detector(new DetectState(init.detect));
+const express = init.express ? new ExpressTaker(init.express, threadId) : undefined;
 let alertsUnpublished = 0;
 /** when this worker began the item being processed: the end of its wait in the queues */
 let itemStartedAt = 0;
@@ -48,10 +50,14 @@ function ingest(task: IngestTask): WorkerResult {
   const applied = new Map<string, number>();
   const results: ItemResult[] = new Array(task.items.length);
   for (let i = 0; i < task.items.length; i++) {
+    express?.poll(takeExpress);
     const item = task.items[i]!;
     itemStartedAt = performance.timeOrigin + performance.now();
-    results[i] = item.src === 'ws' ? wsItem(item, task.recvTime, applied) : httpItem(item, task.recvTime);
+    if (item.src === 'http') results[i] = httpItem(item, task.recvTime);
+    else if (item.express !== undefined && express) results[i] = express.own(item.express, () => wsItem(item, task.recvTime, applied));
+    else results[i] = wsItem(item, task.recvTime, applied);
   }
+  express?.poll(takeExpress);
   const out: WorkerResult = { kind: 'ingest', results };
   // Counts since the last task, so main can add them up across workers.
   const now = redactor.counts();
@@ -69,6 +75,20 @@ function ingest(task: IngestTask): WorkerResult {
     failedSinceReport = 0;
   }
   return out;
+}
+
+/**
+ * A quiet producer's frame from the express board, taken between two items of this worker's task.
+ * Only batches are done here; anything else is declined to the task that names it. The session had
+ * nothing else queued or in flight when it was posted, so its own applied seq is the baseline.
+ */
+function takeExpress(item: Extract<TaskItem, { src: 'ws' }>, recvTime: number): ItemResult | undefined {
+  itemStartedAt = performance.timeOrigin + performance.now();
+  const prior = slots.read(item.slot);
+  if (prior.state !== SLOT_EMPTY) return undefined;
+  const decoded = decodeFrame(view(item), scanLimits);
+  if (!decoded.ok || decoded.frame.t !== 'batch') return undefined;
+  return batchItem(item, decoded.frame, recvTime, new Map());
 }
 
 function view(item: TaskItem): Uint8Array {

@@ -13,6 +13,7 @@ import { log } from '../log.js';
 import type { StoreBuffers, StoreReader } from '../shm/index.js';
 import { LiveRedaction } from '../domain/redaction/index.js';
 import { Dispatcher, type TaskRunner } from './dispatcher.js';
+import { allocateExpress, ExpressPoster } from './express.js';
 import { InputArena } from './input-arena.js';
 import { allocateSlots, SlotAllocator, SlotView } from './item-slots.js';
 import type { IngestResult, ItemResult, TaskItem, WarmupResult, WorkerInit, WorkerTask } from './messages.js';
@@ -51,6 +52,8 @@ export class IngestPool implements TaskRunner {
   readonly alertRing = allocateAlertRing();
   /** what the workers' detectors share; main only reads its counters */
   readonly detectBuffers = allocateDetectState();
+  /** quiet producers' frames, taken by the first worker between items (undefined: off) */
+  readonly express: ExpressPoster | undefined;
 
   constructor(private readonly o: IngestPoolOptions) {
     const p = o.config.pool;
@@ -61,6 +64,7 @@ export class IngestPool implements TaskRunner {
     this.slots = new SlotView(slotBuf);
     this.slotAlloc = new SlotAllocator(this.slots);
     this.shedBytes = p.shed_queue_bytes;
+    this.express = p.express_entries > 0 ? new ExpressPoster(allocateExpress(p.express_entries)) : undefined;
     const init: WorkerInit = {
       store: o.store,
       arena: this.arena.buffer,
@@ -78,6 +82,7 @@ export class IngestPool implements TaskRunner {
       chaos: new SharedArrayBuffer(16),
       alerts: this.alertRing,
       detect: this.detectBuffers,
+      ...(this.express ? { express: this.express.buffer } : {}),
     };
     this.piscina = new Piscina({
       filename: workerFile(),
@@ -136,6 +141,8 @@ export class IngestPool implements TaskRunner {
     // A worker that died holding the store's commit lock would stall every other writer.
     const live = new Set(this.piscina.threads.map((w) => w.threadId));
     this.o.reader.releaseLockIfHolderDead(live);
+    // and owners waiting for a frame it took from the express board go by the item slot instead
+    this.express?.orphanDeadTakers(live);
   }
 
   /** Runs synthetic batches through every worker so the JIT is warm before traffic arrives. */

@@ -45,6 +45,8 @@ export interface WsItem extends ItemBase {
   session: string | null;
   /** last seq applied for the session; -1 when the session has no baseline yet */
   applied: number;
+  /** the express board entry this frame is also posted on (see express.ts) */
+  express?: number;
 }
 
 export interface HttpItem extends ItemBase {
@@ -133,4 +135,6 @@ export interface WorkerInit {
   /** where workers publish alerts, and what their detectors remember together */
   alerts: AlertRingBuffers;
   detect: DetectStateBuffers;
+  /** the express board (express.ts); absent when it is off */
+  express?: SharedArrayBuffer;
 }

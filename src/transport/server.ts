@@ -155,6 +155,8 @@ export async function startIngestServer(o: IngestServerOptions): Promise<IngestS
         retried: d.retried,
         poisoned: d.poisoned,
         worker_crashes: pool.crashes,
+        // quiet producers' frames any worker took between items; taken_early is what it sped up
+        ...(pool.express ? { express: { ...pool.express.stats } } : {}),
       },
       // observe's folded reads: refused = over the queue bound, failed = crash or timeout (replaced)
       scan_worker: { in_flight: scans.inFlight, ...scans.counts },

@@ -6,7 +6,7 @@
  */
 import { pack } from 'msgpackr';
 import { ERRORS, type ErrorCode } from '../errors.js';
-import type { ItemResult, RecordError } from '../pool/messages.js';
+import type { ItemResult, RecordError, WsItem } from '../pool/messages.js';
 import type { Pending } from '../pool/dispatcher.js';
 import type { IngestPool } from '../pool/ingest-pool.js';
 import type { ArenaSlice } from '../pool/input-arena.js';
@@ -344,10 +344,15 @@ export class WsEdge {
       }
       remaining++;
       touched.add(f.conn);
+      const item: WsItem = { src: 'ws', off: f.slice.off, len: f.slice.len, slot, shed, session: session.id, applied: session.applied, edgeAt: f.edgeAt };
+      // A lone small frame from a producer that was idle: any worker may take it between two items.
+      const express = idle && !shed && take.length === 1 && f.slice.len <= this.o.config.pool.sparse_group_bytes ? pool.express?.post(item, f.recvTime) : undefined;
+      if (express !== undefined) item.express = express;
       group.push({
-        item: { src: 'ws', off: f.slice.off, len: f.slice.len, slot, shed, session: session.id, applied: session.applied, edgeAt: f.edgeAt },
+        item,
         recvTime: f.recvTime,
         done: (r) => {
+          if (express !== undefined) pool.express!.release(express);
           pool.arena.release(f.slice);
           pool.slotAlloc.release(slot);
           this.itemResult(f.conn, session, r);

@@ -1,0 +1,95 @@
+/**
+ * The express board end to end: while another producer keeps both workers busy, a quiet producer's
+ * frames are taken between items, acknowledged in order and stored exactly once — also when the
+ * worker that took one dies in the middle of it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { IngestServer } from '../../src/transport/server.js';
+import { expectBalanced, readAll } from '../helpers/accounting.js';
+import { batch, logRecord, Producer } from '../helpers/producer.js';
+import { startTestServer } from '../helpers/server.js';
+
+let server: IngestServer;
+
+beforeAll(async () => {
+  server = await startTestServer({ pool: { threads: 2 } }, { faultInjection: true });
+});
+afterAll(async () => {
+  await server.close();
+});
+
+/** Keeps up to `window` batches of 200 records unacknowledged until stopped. */
+async function busy(session: string): Promise<{ stop: () => Promise<number> }> {
+  const p = await Producer.connect(server.port);
+  await p.hello(session);
+  let seq = 0;
+  let acked = -1;
+  let running = true;
+  const records = Array.from({ length: 200 }, (_, i) => logRecord(i, { level: 'info', message: `busy ${i} ${'y'.repeat(80)}` }));
+  const loop = (async () => {
+    while (running) {
+      while (seq - acked <= 16) p.send(batch(seq++, { logs: records }));
+      const a = await p.ackFor(acked + 1, 10_000);
+      acked = a.seq as number;
+    }
+    await p.ackFor(seq - 1, 10_000);
+    p.close();
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      return seq;
+    },
+  };
+}
+
+const net = (url: string) => ({ ts: Date.now(), method: 'GET', url, status: 200, duration: 4 });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('express board under load', () => {
+  it('takes a quiet producer’s frames between busy workers’ items; acks in order, stores each once', async () => {
+    const load = await busy(`busy-${process.pid}`);
+    await sleep(200);
+    const quiet = await Producer.connect(server.port);
+    await quiet.hello(`quiet-${process.pid}`);
+    const marker = `https://quiet.test/${Date.now()}`;
+    const before = { ...server.pool.express!.stats };
+    for (let i = 0; i < 30; i++) {
+      quiet.send(batch(i, { network: [net(`${marker}/${i}`)] }));
+      const ack = await quiet.ackFor(i, 10_000);
+      expect(ack).toMatchObject({ seq: i, accepted: 1, rejected: 0 });
+      await sleep(10);
+    }
+    const after = server.pool.express!.stats;
+    await load.stop();
+    expect(after.posted - before.posted).toBeGreaterThanOrEqual(30);
+    expect(after.taken_early - before.taken_early).toBeGreaterThanOrEqual(1);
+    // the busy producer fills the log ring; the quiet one's requests have a ring to themselves
+    const stored = readAll(server, 'network').filter((r) => String(r.url).startsWith(marker));
+    expect(stored.map((r) => r.url).sort()).toEqual(Array.from({ length: 30 }, (_, i) => `${marker}/${i}`).sort());
+    quiet.close();
+    await expectBalanced(server);
+  }, 60_000);
+
+  it('a frame whose worker dies in the middle of it is stored once and acknowledged', async () => {
+    const load = await busy(`busy2-${process.pid}`);
+    await sleep(200);
+    const quiet = await Producer.connect(server.port);
+    await quiet.hello(`crash-${process.pid}`);
+    const marker = `https://crash.test/${Date.now()}`;
+    const orphaned = server.pool.express!.stats.orphaned;
+    quiet.send(batch(0, { network: [net(marker)] }, { page_url: 'gasoline:crash-once' }));
+    expect(await quiet.ackFor(0, 15_000)).toMatchObject({ seq: 0, accepted: 1 });
+    quiet.send(batch(1, { network: [net(marker)] }));
+    expect(await quiet.ackFor(1, 15_000)).toMatchObject({ seq: 1, accepted: 1 });
+    await load.stop();
+    expect(readAll(server, 'network').filter((r) => r.url === marker)).toHaveLength(2);
+    expect(server.pool.crashes).toBeGreaterThanOrEqual(1);
+    // whoever held it when the thread died, taker or owner, its entry was orphaned, not waited on
+    expect(server.pool.express!.stats.orphaned).toBeGreaterThan(orphaned);
+    expect(server.pool.threads).toBe(2);
+    quiet.close();
+    await expectBalanced(server);
+  }, 60_000);
+});
