@@ -14,7 +14,8 @@ import { badCursor, decodeCursor, encodeAt } from '../answer/cursor.js';
 import { budgeted } from '../answer/egress.js';
 import { oneAtATime } from '../answer/per-client.js';
 import { line } from '../format.js';
-import { scan, type Hit, type Rec } from '../query.js';
+import { lastMatching, scan, type Hit, type Rec } from '../query.js';
+import type { RecordHeader } from '../../shm/index.js';
 import { ScanBudget, scanSliced } from '../answer/sliced-scan.js';
 import type { ToolContext, ToolResult } from './context.js';
 import { commandResult } from './run-command.js';
@@ -51,6 +52,8 @@ type Args = { [K in keyof typeof ObserveInput]: z.infer<(typeof ObserveInput)[K]
 };
 
 const MAX_SCAN = 20_000;
+/** a log record's level as stored: the context of an error shows warnings and errors */
+const WARN_OR_ERROR = [Buffer.from('"level":"warn"'), Buffer.from('"level":"error"')];
 /** per call; a result cut by it says so and gives the cursor to go on */
 const BUDGET_MS = 2;
 
@@ -80,7 +83,7 @@ export async function observe(ctx: ToolContext, a: Args): Promise<ToolResult> {
     case 'page':
       return answer(page(ctx), '');
     case 'error_bundles':
-      return answer(await oneAtATime(ctx.client, async () => errorBundles(ctx, a)), 'lower limit or window_s');
+      return answer(await oneAtATime(ctx.client, () => errorBundles(ctx, a)), 'lower limit or window_s');
     default: {
       const kinds = KIND_OF[a.what]!;
       const out = a.before !== undefined ? listBefore(ctx, a, kinds) : await oneAtATime(ctx.client, () => list(ctx, a, kinds));
@@ -216,40 +219,68 @@ function startOrds(ctx: ToolContext, a: Args, kinds: Kind[]): number[] | string 
   return kinds.map((k) => ctx.client.cursors[kindId(k)]!);
 }
 
-function errorBundles(ctx: ToolContext, a: Args): string {
+/**
+ * Each error with what happened just before it. Both halves stay light on the main thread: the
+ * errors are found in 2 ms slices, and each bundle's context is picked on record headers (time
+ * window) and bytes, parsing only the few records it shows.
+ */
+async function errorBundles(ctx: ToolContext, a: Args): Promise<string> {
   const reader = ctx.reader() as Exclude<ReturnType<ToolContext['reader']>, string>;
   const start = startOrds(ctx, a, ['logs']);
   if (typeof start === 'string') return `ERROR ${start}`;
   const windowMs = (a.window_s ?? 5) * 1000;
   const k = kindId('logs');
   const limit = Math.min(a.limit ?? 5, 20);
-  const r = scan(reader, { kind: k, from: start[0]!, limit, maxScan: MAX_SCAN, ...prefilter({ ...a, what: 'errors' }), match: matcher({ ...a, what: 'errors' }), hide: (rec) => ctx.client.noisy(rec) !== undefined, tab: a.tab_id });
-  if (!r.hits.length) {
-    if (!a.after && a.from !== 'start') ctx.client.cursors[k] = r.next;
+  const hits: Hit[] = [];
+  let afterHits = start[0]!;
+  const match = matcher({ ...a, what: 'errors' });
+  const r = await scanSliced(reader, {
+    kind: k,
+    from: start[0]!,
+    limit: 0,
+    maxScan: MAX_SCAN,
+    ...prefilter({ ...a, what: 'errors' }),
+    match,
+    hide: (rec) => ctx.client.noisy(rec) !== undefined,
+    tab: a.tab_id,
+    sink: (h) => {
+      if (hits.length < limit) {
+        hits.push(h);
+        afterHits = h.ord + 1;
+      }
+      return true;
+    },
+  });
+  // past the shown errors the cursor resumes after the last of them; otherwise where the scan ended
+  const scanNext = r.matched > hits.length ? afterHits : r.next;
+  if (!hits.length) {
+    if (!a.after && a.from !== 'start') ctx.client.cursors[k] = scanNext;
     return `error_bundles: no errors${a.from === 'start' ? ' buffered' : ' since your last look'}`;
   }
   const bundle = (e: Hit): string => {
     const out = [`■ ${line(e)}  sig=${JSON.stringify(errorSignature(e.rec))}`];
+    const inWindow = (h: RecordHeader): boolean => h.clientTime <= e.clientTime && h.clientTime >= e.clientTime - windowMs;
     for (const kind of ['actions', 'network', 'logs'] as Kind[]) {
       const kk = kindId(kind);
       // context lies just before the error; look back a bounded distance from its position
       const back = kind === 'logs' ? e.ord : reader.latestOrd(kk);
-      const ctxHits = scan(reader, {
+      const ctxHits = lastMatching(reader, {
         kind: kk,
         from: Math.max(reader.tailOrd(kk), back - 2000),
-        limit: 2000,
+        ...(kind === 'logs' ? { to: e.ord, anyOf: WARN_OR_ERROR, verify: (rec: Rec) => rec.level === 'warn' || rec.level === 'error' } : {}),
+        n: 8,
         maxScan: 2000,
-        match: (rec, h) => h.clientTime <= e.clientTime && h.clientTime >= e.clientTime - windowMs && !(kind === 'logs' && h.ord >= e.ord) && (kind !== 'logs' || rec.level === 'warn' || rec.level === 'error'),
-      }).hits;
-      for (const h of ctxHits.slice(-8)) out.push(`  ${line(h)}`);
+        where: inWindow,
+      });
+      for (const h of ctxHits) out.push(`  ${line(h)}`);
     }
     return out.join('\n');
   };
   // whole bundles within the budget; the cursor resumes at the first bundle left out, so none is skipped
-  const { shown, omitted } = fill(r.hits, (a.budget ?? DEFAULT_BUDGET) - (a.reserve ?? 0) - 300, limit, bundle);
-  const next = omitted.length ? omitted[0]!.ord : r.next;
+  const { shown, omitted } = fill(hits, (a.budget ?? DEFAULT_BUDGET) - (a.reserve ?? 0) - 300, limit, bundle);
+  const next = omitted.length ? omitted[0]!.ord : scanNext;
   if (!a.after && a.from !== 'start') ctx.client.cursors[k] = next;
-  const complete = r.atEnd && !omitted.length && r.hits.length >= r.matched;
+  const complete = r.atEnd && !omitted.length && hits.length >= r.matched;
   const head = `error_bundles: ${r.matched}${r.atEnd ? '' : '+'} errors, ${shown.length} shown, each with the ${a.window_s ?? 5}s before it${complete ? '' : `\nmore: observe({what:"error_bundles", after:"${encodeAt([next])}"})`}`;
   return [head, ...shown.map((b) => b.text)].join('\n');
 }
