@@ -65,6 +65,10 @@ describe('express board under load', () => {
     await load.stop();
     expect(after.posted - before.posted).toBeGreaterThanOrEqual(30);
     expect(after.taken_early - before.taken_early).toBeGreaterThanOrEqual(1);
+    // what /health says is what the pool counted
+    const health = (await (await fetch(`http://127.0.0.1:${server.port}/health`)).json()) as { pool: { express: Record<string, number> } };
+    expect(Object.keys(health.pool.express).sort()).toEqual(['board_full', 'declined', 'orphaned', 'posted', 'taken_early']);
+    expect(health.pool.express.taken_early).toBeGreaterThanOrEqual(after.taken_early);
     // the busy producer fills the log ring; the quiet one's requests have a ring to themselves
     const stored = readAll(server, 'network').filter((r) => String(r.url).startsWith(marker));
     expect(stored.map((r) => r.url).sort()).toEqual(Array.from({ length: 30 }, (_, i) => `${marker}/${i}`).sort());
