@@ -308,12 +308,17 @@ export async function runSaturate(o: { root: string; port: number; rates: number
     let holding = false;
     for (let i = 0; i < plan.length; i++) {
       const rate = plan[i]!;
-      const cpu0 = cpuSeconds(mcp.pid);
-      const t0 = performance.now();
       const probe = await startPushProbe({ mcp, port: o.port, support, intervalMs: o.probeEveryMs, tag: `sat${rate}` });
+      // CPU over the send window, the same window accepted events/s is counted in: an overloaded
+      // step then waits up to 10 s for its last acks, and that idle tail used to read as ~40 %
+      const cpu0 = cpuSeconds(mcp.pid);
+      let cpuInWindow: number | undefined;
+      const windowEnd = setTimeout(() => (cpuInWindow = cpuSeconds(mcp.pid) - cpu0), o.stepMs);
+      const t0 = performance.now();
       const r = await producers(o.port, { rate, mix: 'mixed', connections: 8, window: 256 }, o.stepMs, rate, 10_000);
+      clearTimeout(windowEnd);
+      const cpuPct = cpuInWindow !== undefined ? (cpuInWindow / (o.stepMs / 1000)) * 100 : ((cpuSeconds(mcp.pid) - cpu0) / ((performance.now() - t0) / 1000)) * 100;
       const pr = await probe.stop();
-      const seconds = (performance.now() - t0) / 1000;
       accepted += r.acceptedReported + pr.accepted;
       unacked += r.unacked;
       unackedEvents += r.unacked * 100;
@@ -324,7 +329,7 @@ export async function runSaturate(o: { root: string; port: number; rates: number
         nacked_batches: nacked,
         ack_latency: r.ack_latency,
         push: pr,
-        server_cpu_pct: Math.round(((cpuSeconds(mcp.pid) - cpu0) / seconds) * 100),
+        server_cpu_pct: Math.round(cpuPct),
         rss_mb: peakRssMb(mcp.pid),
         hold: holding,
       });
