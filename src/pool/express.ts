@@ -69,15 +69,22 @@ const decoder = new TextDecoder();
 class Board {
   readonly header: Int32Array;
   readonly entries: number;
+  // views made once: a worker looks at the board between every two items while something is posted
+  private readonly wordViews: Int32Array[] = [];
+  private readonly fieldViews: Float64Array[] = [];
   constructor(readonly buffer: SharedArrayBuffer) {
     this.header = new Int32Array(buffer, 0, HEADER_BYTES / 4);
     this.entries = Math.floor((buffer.byteLength - HEADER_BYTES) / ENTRY_BYTES);
+    for (let e = 0; e < this.entries; e++) {
+      this.wordViews.push(new Int32Array(buffer, HEADER_BYTES + e * ENTRY_BYTES, 4));
+      this.fieldViews.push(new Float64Array(buffer, HEADER_BYTES + e * ENTRY_BYTES + META_F64, 6));
+    }
   }
   words(e: number): Int32Array {
-    return new Int32Array(this.buffer, HEADER_BYTES + e * ENTRY_BYTES, 4);
+    return this.wordViews[e]!;
   }
   fields(e: number): Float64Array {
-    return new Float64Array(this.buffer, HEADER_BYTES + e * ENTRY_BYTES + META_F64, 6);
+    return this.fieldViews[e]!;
   }
   bytes(e: number, at: number, len: number): Uint8Array {
     return new Uint8Array(this.buffer, HEADER_BYTES + e * ENTRY_BYTES + at, len);
