@@ -255,6 +255,8 @@ async function errorBundles(ctx: ToolContext, a: Args): Promise<string> {
   const scanNext = r.matched > hits.length ? afterHits : r.next;
   if (!hits.length) {
     if (!a.after && a.from !== 'start') ctx.client.cursors[k] = scanNext;
+    // the read stopped on its budget before the newest record: say so, and where to go on
+    if (!r.atEnd) return `error_bundles: no errors in the ${r.scanned} records read so far\nmore: observe({what:"error_bundles", after:"${encodeAt([scanNext])}"})`;
     return `error_bundles: no errors${a.from === 'start' ? ' buffered' : ' since your last look'}`;
   }
   const bundle = (e: Hit): string => {
