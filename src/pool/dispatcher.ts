@@ -5,7 +5,9 @@
  * worker never idles while main prepares the next task and queues stay bounded.
  *
  * A task whose worker dies is retried once, item by item, skipping items its slot says were
- * already committed; an item that kills a worker again is poison.
+ * already committed; an item that kills a worker again is poison. A session's items are retried
+ * one after another, each with the seq the one before it committed as its baseline, so an innocent
+ * producer whose batches shared the task is not refused as out of order.
  */
 import type { ItemResult, TaskItem } from './messages.js';
 import { SLOT_APPLIED, SLOT_DUPLICATE, type SlotView } from './item-slots.js';
@@ -204,8 +206,47 @@ export class Dispatcher {
       (err: unknown) => {
         this.runner.onTaskFailure(err);
         this.finish(batch);
-        for (const p of batch) this.recover(p, isRetry);
+        this.recoverAll(batch, isRetry);
       },
+    );
+  }
+
+  /** Items without a session (HTTP bodies, frames before hello) are independent; a session's go in order. */
+  private recoverAll(batch: Pending[], wasRetry: boolean): void {
+    const chains = new Map<string, Pending[]>();
+    for (const p of batch) {
+      const session = p.item.src === 'ws' ? p.item.session : null;
+      if (session === null) this.recover(p, wasRetry);
+      else {
+        const chain = chains.get(session);
+        if (chain) chain.push(p);
+        else chains.set(session, [p]);
+      }
+    }
+    for (const chain of chains.values()) this.recoverChain(chain, 0, wasRetry);
+  }
+
+  private recoverChain(chain: Pending[], i: number, wasRetry: boolean): void {
+    const p = chain[i];
+    if (!p) return;
+    const next = chain[i + 1];
+    if (!next) {
+      this.recover(p, wasRetry);
+      return;
+    }
+    const done = p.done;
+    this.recover(
+      {
+        ...p,
+        done: (r) => {
+          done(r);
+          // what this item committed (or was acknowledged as) is the baseline of the next one
+          const seq = r.t === 'batch' && r.outcome !== 'nack' ? r.seq : r.t === 'error' && r.code === 'poison' ? r.seq : undefined;
+          if (seq !== undefined && seq >= 0 && next.item.src === 'ws' && seq > next.item.applied) next.item = { ...next.item, applied: seq };
+          this.recoverChain(chain, i + 1, wasRetry);
+        },
+      },
+      wasRetry,
     );
   }
 

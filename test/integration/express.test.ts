@@ -18,28 +18,39 @@ afterAll(async () => {
   await server.close();
 });
 
-/** Keeps up to `window` batches of 200 records unacknowledged until stopped. */
-async function busy(session: string): Promise<{ stop: () => Promise<number> }> {
+/**
+ * Keeps up to 16 batches of 200 records unacknowledged until stopped, going back to
+ * `resume_from_seq` on a nack as PROTOCOL asks; stop() reports the nack codes it met.
+ */
+async function busy(session: string): Promise<{ stop: () => Promise<string[]> }> {
   const p = await Producer.connect(server.port);
   await p.hello(session);
   let seq = 0;
   let acked = -1;
   let running = true;
+  const nacks: string[] = [];
   const records = Array.from({ length: 200 }, (_, i) => logRecord(i, { level: 'info', message: `busy ${i} ${'y'.repeat(80)}` }));
   const loop = (async () => {
-    while (running) {
-      while (seq - acked <= 16) p.send(batch(seq++, { logs: records }));
-      const a = await p.ackFor(acked + 1, 10_000);
-      acked = a.seq as number;
+    let seen = 0;
+    while (running || acked < seq - 1) {
+      while (running && seq - acked <= 16) p.send(batch(seq++, { logs: records }));
+      const f = await p.next((x, i = p.frames.indexOf(x)) => i >= seen && ((x.t === 'ack' && (x.seq as number) > acked) || x.t === 'nack'), 10_000);
+      seen = p.frames.indexOf(f) + 1;
+      if (f.t === 'ack') acked = f.seq as number;
+      else {
+        nacks.push(String(f.code));
+        await sleep(Number(f.retry_after_ms ?? 50));
+        seq = f.resume_from_seq as number;
+        acked = seq - 1;
+      }
     }
-    await p.ackFor(seq - 1, 10_000);
     p.close();
   })();
   return {
     stop: async () => {
       running = false;
       await loop;
-      return seq;
+      return nacks;
     },
   };
 }
@@ -87,7 +98,9 @@ describe('express board under load', () => {
     expect(await quiet.ackFor(0, 15_000)).toMatchObject({ seq: 0, accepted: 1 });
     quiet.send(batch(1, { network: [net(marker)] }));
     expect(await quiet.ackFor(1, 15_000)).toMatchObject({ seq: 1, accepted: 1 });
-    await load.stop();
+    const nacks = await load.stop();
+    // the busy producer's batches that shared the dead worker's task were retried in order
+    expect(nacks.filter((c) => c === 'out_of_order')).toEqual([]);
     expect(readAll(server, 'network').filter((r) => r.url === marker)).toHaveLength(2);
     expect(server.pool.crashes).toBeGreaterThanOrEqual(1);
     // whoever held it when the thread died, taker or owner, its entry was orphaned, not waited on

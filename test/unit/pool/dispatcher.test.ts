@@ -109,3 +109,66 @@ describe('Dispatcher latency bound and sparse lane', () => {
     expect(d.oldestQueuedMs).toBeGreaterThanOrEqual(5);
   });
 });
+
+describe('Dispatcher crash recovery', () => {
+  /** A runner whose tasks the test settles by hand: finish with per-item results, or fail (the worker died). */
+  function crashable() {
+    const launched: Array<{ items: TaskItem[]; finish: (results: ItemResult[]) => void; fail: () => void }> = [];
+    const runner: TaskRunner = {
+      run: (items) => new Promise<ItemResult[]>((resolve, reject) => launched.push({ items, finish: resolve, fail: () => reject(new Error('worker exited with code 70')) })),
+      onTaskFailure: () => undefined,
+    };
+    const d = new Dispatcher(runner, new SlotView(allocateSlots(64)), { maxItems: 64, maxBytes: 2 * 1024 * 1024, maxInflight: 4, workers: 2 });
+    return { d, launched };
+  }
+  const applied = (seq: number): ItemResult => ({ t: 'batch', seq, outcome: 'applied', accepted: 1, rejected: 0 });
+
+  it('retries a session’s items one after another, each on the seq the one before committed', async () => {
+    const { d, launched } = crashable();
+    const answers: Array<[string, ItemResult]> = [];
+    let slot = 0;
+    const item = (session: string, applied: number): Pending => ({
+      item: { src: 'ws', off: 0, len: 100, slot: slot++, shed: false, session, applied },
+      recvTime: 0,
+      done: (r) => answers.push([session, r]),
+    });
+    // an innocent session's three batches (seq 5, 6, 7; 4 applied before) share a task with another's
+    d.submitGroup([item('innocent', 4), item('innocent', 4), item('innocent', 4)]);
+    d.submitGroup([item('other', 9)]);
+    await turn();
+    expect(launched).toHaveLength(2);
+    launched[0]!.fail();
+    await turn();
+    // one retry per session at a time: the innocent session's first item, alone
+    const retries = launched.slice(2);
+    expect(retries.map((l) => l.items.map((i) => (i.src === 'ws' ? [i.session, i.applied] : [])))).toEqual([[['innocent', 4]]]);
+    retries[0]!.finish([applied(5)]);
+    await turn();
+    expect(launched[3]!.items).toMatchObject([{ session: 'innocent', applied: 5 }]);
+    launched[3]!.finish([applied(6)]);
+    await turn();
+    expect(launched[4]!.items).toMatchObject([{ session: 'innocent', applied: 6 }]);
+    launched[4]!.finish([applied(7)]);
+    await turn();
+    expect(answers.filter(([s]) => s === 'innocent').map(([, r]) => r)).toEqual([applied(5), applied(6), applied(7)]);
+    expect(d.stats.retried).toBe(3);
+  });
+
+  it('an item that kills its retry too is poison, and the session’s next item still goes on', async () => {
+    const { d, launched } = crashable();
+    const answers: ItemResult[] = [];
+    const mk = (slot: number): Pending => ({ item: { src: 'ws', off: 0, len: 100, slot, shed: false, session: 's', applied: 0 }, recvTime: 0, done: (r) => answers.push(r) });
+    d.submitGroup([mk(0), mk(1)]);
+    await turn();
+    launched[0]!.fail();
+    await turn();
+    launched[1]!.fail(); // the first item kills its retry as well
+    await turn();
+    expect(answers[0]).toMatchObject({ t: 'error', code: 'poison' });
+    expect(launched[2]!.items).toMatchObject([{ slot: 1 }]);
+    launched[2]!.finish([applied(2)]);
+    await turn();
+    expect(answers[1]).toEqual(applied(2));
+    expect(d.stats.poisoned).toBe(1);
+  });
+});
