@@ -13,6 +13,7 @@ import { AlertHub } from './domain/alerts/hub.js';
 import { ThresholdTracker } from './domain/alerts/thresholds.js';
 import { CiResults, CiResultSchema, type CiResult } from './domain/ci-results.js';
 import { KINDS } from './domain/kinds.js';
+import type { LiveRedaction } from './domain/redaction/index.js';
 import { createHealth } from './health.js';
 import { ingestPort } from './app-port.js';
 import { log } from './log.js';
@@ -81,7 +82,7 @@ export async function startApp(o: AppOptions): Promise<App> {
     config,
     pool,
     health: () => health(),
-    ciResult: (body) => ciResult(body),
+    ciResult: ciIntake(pool.redaction, ci, alerts),
     onResult: (conn, r) => {
       router.onResult(conn.id, r);
       o.onResult?.(conn, r);
@@ -94,18 +95,6 @@ export async function startApp(o: AppOptions): Promise<App> {
   });
   const router = new CommandRouter({ target: () => edge.ws.commandTarget(), send: (id, f) => edge.ws.sendTo(id, f) }, { maxPending: config.commands.max_pending });
   const health = createHealth({ config, startedAt, reader, pool, scans, edge, commands: router, ci, alerts, detect: new DetectState(pool.detectBuffers) });
-
-  const ciResult: EdgeOptions['ciResult'] = (body) => {
-    const parsed = CiResultSchema.safeParse(body);
-    if (!parsed.success) {
-      return { status: 400, body: { error: 'invalid_body', message: parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ') } };
-    }
-    // secrets in CI output are redacted before the result is kept or becomes an alert
-    const clean = pool.redaction.engine.redactValue(parsed.data) as CiResult;
-    const { created } = ci.add(clean);
-    if (created) alerts.publish({ alert: ciAlert(clean), edgeTime: performance.timeOrigin + performance.now() });
-    return { status: 200, body: { ok: true, updated: !created } };
-  };
 
   // worker alerts arrive through the alert ring; main never blocks on it (Atomics.waitAsync)
   const alertReader = new AlertRingReader(pool.alertRing);
@@ -145,4 +134,19 @@ export async function startApp(o: AppOptions): Promise<App> {
 
   const mcp = ingestPort({ reader, scans, ws: edge.ws, health, redaction: pool.redaction, commands: router, alerts, clients });
   return { port, reader, pool, scans, ws: edge.ws, stats: edge.stats, ci, alerts, commands: router, clients, mcp, health, close };
+}
+
+/** POST /ci-result: validated, redacted, kept (newest 10), and a new result raises an alert. */
+function ciIntake(redaction: LiveRedaction, ci: CiResults, alerts: AlertHub): EdgeOptions['ciResult'] {
+  return (body) => {
+    const parsed = CiResultSchema.safeParse(body);
+    if (!parsed.success) {
+      return { status: 400, body: { error: 'invalid_body', message: parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ') } };
+    }
+    // secrets in CI output are redacted before the result is kept or becomes an alert
+    const clean = redaction.engine.redactValue(parsed.data) as CiResult;
+    const { created } = ci.add(clean);
+    if (created) alerts.publish({ alert: ciAlert(clean), edgeTime: performance.timeOrigin + performance.now() });
+    return { status: 200, body: { ok: true, updated: !created } };
+  };
 }

@@ -106,6 +106,7 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     throw e;
   }
   setLogLevel(parsed.config.log_level);
+  // loaded only now: --help, --version and a bad config never load the native uWS binary or a worker
   const { run } = await import('./main.js');
   try {
     await run(parsed.config);
