@@ -5,9 +5,8 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { log, setLogLevel } from './log.js';
+import { EXIT } from './exit-codes.js';
 import { VERSION } from './version.js';
-
-export const EXIT = { ok: 0, fatal: 1, config: 2, portTaken: 3 } as const;
 
 export const HELP = `gasoline ${VERSION} — lets AI coding agents see your real browser
 
@@ -107,6 +106,7 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     throw e;
   }
   setLogLevel(parsed.config.log_level);
+  // loaded only now: --help, --version and a bad config never load the native uWS binary or a worker
   const { run } = await import('./main.js');
   try {
     await run(parsed.config);

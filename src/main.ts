@@ -1,14 +1,18 @@
 /**
- * Wires the process together for one mode and registers the shutdown steps in order:
- * intake first, workers last.
+ * Runs the process for one mode: builds the app, serves MCP over stdio in the embedded default,
+ * and registers the shutdown steps in order: the agent's session first, then the app (intake
+ * first, workers last).
  */
 import { mkdirSync } from 'node:fs';
 import type { Config } from './config.js';
 import { createLifecycle } from './lifecycle.js';
 import { log, setLogScrubber } from './log.js';
 import { compileRedaction } from './domain/redaction/index.js';
-import { PortInUseError, startIngestServer, type IngestServer } from './transport/server.js';
-import { EXIT } from './cli.js';
+import { startApp, type App } from './app.js';
+import { offlinePort } from './app-port.js';
+import { EXIT } from './exit-codes.js';
+import type { McpPort } from './mcp/port.js';
+import { PortInUseError } from './transport/edge.js';
 import { VERSION } from './version.js';
 
 export async function run(config: Readonly<Config>): Promise<void> {
@@ -20,10 +24,12 @@ export async function run(config: Readonly<Config>): Promise<void> {
   } catch (e) {
     log.warn('state directory is not writable; continuing without it', { state_dir: config.state_dir, error: String(e) });
   }
-  let server: IngestServer | null = null;
-  let portError: string | undefined;
+  let app: App | null = null;
+  let port: McpPort;
   try {
-    server = await startIngestServer({ config });
+    app = await startApp({ config });
+    port = app.mcp;
+    log.info('ingest server listening', { version: VERSION, url: `http://127.0.0.1:${app.port}`, threads: app.pool.threads });
   } catch (e) {
     if (!(e instanceof PortInUseError)) throw e;
     if (config.mode === 'server') {
@@ -31,29 +37,27 @@ export async function run(config: Readonly<Config>): Promise<void> {
       process.exit(EXIT.portTaken);
     }
     // Embedded: the agent's tools still answer and say what to do.
-    portError = e.message;
+    port = offlinePort(config, e.message);
     log.error('ingest server not started', { reason: e.message });
   }
-  if (server) log.info('ingest server listening', { version: VERSION, url: `http://127.0.0.1:${server.port}`, threads: server.pool.threads });
-  const closeServer = (): Promise<void> => server?.close() ?? Promise.resolve();
+  const closeApp = (): Promise<void> => app?.close() ?? Promise.resolve();
   if (config.mode === 'server') {
-    lifecycle.onShutdown(closeServer);
+    lifecycle.onShutdown(closeApp);
     return;
   }
 
   // agents will read: start the scan worker now, so the first observe does not wait for a thread
   // to boot (a --server process serves no agent and never starts it)
-  server?.scans.prime();
+  app?.scans.prime();
   const { startMcpStdio } = await import('./mcp/index.js');
   const mcp = await startMcpStdio({
     config,
-    server,
-    ...(portError ? { portError } : {}),
+    port,
     stdin: process.stdin,
     stdout: process.stdout,
     onClose: (reason: string) => void lifecycle.shutdown(reason, 0),
   });
   // Shutdown order: stop answering the agent, then stop intake and the workers.
   lifecycle.onShutdown(() => mcp.close());
-  lifecycle.onShutdown(closeServer);
+  lifecycle.onShutdown(closeApp);
 }

@@ -4,9 +4,9 @@
  */
 import type { AlertEnvelope } from '../domain/alerts/alert.js';
 import { AlertBuffer, foldKey, formatAlerts, pendingNote, synthesize } from '../domain/alerts/buffer.js';
-import type { AlertHub } from '../domain/alerts/hub.js';
 import { StreamState } from '../domain/streaming/stream-state.js';
 import type { Alert } from '../domain/alerts/alert.js';
+import type { AlertSource } from './port.js';
 import type { PendingAlertSource } from './tools/context.js';
 
 /** the call that shows an alert's evidence */
@@ -35,9 +35,9 @@ export class AlertDelivery {
     peek: (limit) => synthesize(this.buffer.peek()).slice(0, limit).map((a) => ({ severity: a.severity, title: a.count > 1 ? `${a.title} ×${a.count}` : a.title, next: nextCall(a) })),
   };
 
-  attach(hub: AlertHub | undefined): void {
-    if (!hub || this.unsubscribe) return;
-    this.unsubscribe = hub.subscribe((env: AlertEnvelope) => {
+  attach(source: AlertSource | null): void {
+    if (!source || this.unsubscribe) return;
+    this.unsubscribe = source.subscribe((env: AlertEnvelope) => {
       this.buffer.add(env.alert);
       this.stream.offer(env);
     });

@@ -4,16 +4,17 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import type { Config } from '../config.js';
-import type { IngestServer } from '../transport/server.js';
+import { deriveClientId } from '../clients/client-state.js';
 import { log } from '../log.js';
-import { createGasolineMcp } from './server.js';
+import type { McpPort } from './port.js';
+import { createToolServer } from './server.js';
 import { StdoutWriter } from './stdout-writer.js';
 import { StdioLineTransport } from './transport.js';
 
 export interface McpStdioOptions {
   config: Readonly<Config>;
-  server: IngestServer | null;
-  portError?: string;
+  port: McpPort;
+  /** explicit client identity; else derived from the working directory, so one project keeps its state */
   clientId?: string;
   stdin: Readable;
   stdout: Writable;
@@ -24,11 +25,10 @@ export interface McpStdioOptions {
 export async function startMcpStdio(o: McpStdioOptions): Promise<{ close(): Promise<void>; writer: StdoutWriter }> {
   const writer = new StdoutWriter(o.stdout);
   const startedAt = Date.now();
-  const g = createGasolineMcp({
+  const g = createToolServer({
     config: o.config,
-    server: o.server,
-    portError: o.portError,
-    clientId: o.clientId,
+    port: o.port,
+    clientId: deriveClientId(o.clientId),
     mcpHealth: () => ({ uptime_s: Math.round((Date.now() - startedAt) / 1000), stdout: writer.stats }),
     // straight to the one writer, which says whether the line went out or was dropped under pressure
     notify: async (n) => {

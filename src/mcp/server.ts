@@ -1,69 +1,61 @@
 /**
- * The MCP server: the four tools (observe, analyze, configure, interact — the product's
- * maximum), the guide resource, logging. Errors cross this boundary once: bad
- * arguments and missing data become isError results that say what to do next.
+ * The tool dispatcher: one McpServer with the four tools (observe, analyze, configure,
+ * interact — the product's maximum), the guide resource and logging, for ONE client session.
+ * Any transport serves it (stdio today; an HTTP session next) by connecting its own; all the
+ * sessions share the app behind the port. Errors cross this boundary once: bad arguments and
+ * missing data become isError results that say what to do next.
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Config } from '../config.js';
-import { compileRedaction } from '../domain/redaction/index.js';
-import { ClientRegistry, deriveClientId } from '../clients/client-state.js';
-import type { IngestServer } from '../transport/server.js';
 import { VERSION } from '../version.js';
 import { GUIDE, INSTRUCTIONS } from './guide.js';
 import { analyze, AnalyzeInput } from './tools/analyze.js';
 import { configure, ConfigureInput } from './tools/configure.js';
-import type { PendingAlertSource, ToolContext, ToolResult } from './tools/context.js';
+import type { ToolContext, ToolResult } from './tools/context.js';
 import { observe, ObserveInput } from './tools/observe.js';
 import { DEFAULT_BUDGET } from './answer/budget.js';
 import { AlertDelivery, type Notify } from './alerts.js';
 import { interact, InteractInput } from './tools/interact.js';
+import type { McpPort } from './port.js';
 
-export interface McpDeps {
+export interface ToolServerOptions {
+  /** the app behind the tools */
+  port: McpPort;
+  /** the client this session serves: its cursors, checkpoints, noise rules and command answers */
+  clientId: string;
+  /** state_dir (the key/value store) and commands.wait_ms */
   config: Readonly<Config>;
-  server: IngestServer | null;
-  portError?: string | undefined;
-  clientId?: string | undefined;
-  /** egress redaction of every text we return */
-  redact?: (s: string) => string;
+  /** the transport's own figures for configure({action:"health"}) */
   mcpHealth?: () => Record<string, unknown>;
-  /** sends a notification through the one stdout writer; true = written, false = dropped */
+  /** sends a notification through the transport's writer; true = written, false = dropped */
   notify?: Notify;
 }
 
-export interface GasolineMcp {
+export interface ToolServer {
   mcp: McpServer;
   alerts: AlertDelivery;
-  /** detaches from the alert hub and stops streaming timers */
+  /** detaches from the alert source and stops streaming timers */
   close(): void;
 }
 
-export function createMcpServer(deps: McpDeps): McpServer {
-  return createGasolineMcp(deps).mcp;
-}
-
-export function createGasolineMcp(deps: McpDeps): GasolineMcp {
+export function createToolServer(o: ToolServerOptions): ToolServer {
   const mcp = new McpServer(
     { name: 'gasoline', version: VERSION },
     { capabilities: { tools: {}, logging: {}, resources: {} }, instructions: INSTRUCTIONS },
   );
-  const clients = new ClientRegistry();
-  const clientId = deriveClientId(deps.clientId);
+  const { port, clientId } = o;
   // Egress: every answer passes the same rule set the workers applied at ingest.
-  const own = compileRedaction(deps.config.redaction);
-  const engine = () => deps.server?.pool.redaction.engine ?? own;
-  const redact = deps.redact ?? ((s: string) => engine().redactText(s));
+  const redact = (s: string): string => port.egress().redactText(s);
   const text = (s: string): ToolResult => ({ content: [{ type: 'text', text: redact(s) }] });
   const error = (s: string): ToolResult => ({ content: [{ type: 'text', text: redact(s) }], isError: true });
   const ctx = (): ToolContext => ({
-    reader: () =>
-      deps.server?.reader ??
-      `no browser data: the ingest server is not running (${deps.portError ?? 'not started'}). Stop the other process on port ${deps.config.port} or set GASOLINE_PORT, then restart this MCP server.`,
-    fold: (q) => (deps.server ? deps.server.scans.run(q) : Promise.reject(new Error('the ingest server is not running'))),
-    server: deps.server,
-    client: clients.get(clientId),
+    reader: () => port.reader(),
+    fold: (q) => port.fold(q),
+    port,
+    client: port.client(clientId),
     clientId,
-    commandWaitMs: deps.config.commands.wait_ms,
-    producers: () => deps.server?.ws.producers() ?? [],
+    commandWaitMs: o.config.commands.wait_ms,
+    producers: () => port.producers(),
     alerts: alerts.pendingSource,
     text,
     error,
@@ -72,13 +64,13 @@ export function createGasolineMcp(deps: McpDeps): GasolineMcp {
   // Alerts: the passive block on observe, a pending note on the other tools, and streaming.
   // Notifications are egress too: they pass the same rule set as every tool result.
   const send: Notify =
-    deps.notify ??
+    o.notify ??
     (async (n) => {
       await mcp.server.notification(n);
       return true;
     });
-  const alerts = new AlertDelivery((n) => send({ ...n, params: { ...n.params, data: engine().redactValue(n.params.data) } }));
-  alerts.attach(deps.server?.alerts);
+  const alerts = new AlertDelivery((n) => send({ ...n, params: { ...n.params, data: port.egress().redactValue(n.params.data) } }));
+  alerts.attach(port.alerts);
   // OI-3: a new session starts with streaming off
   mcp.server.oninitialized = () => alerts.stream.reset();
   const append = (r: ToolResult, extra: string): ToolResult => (extra ? { ...r, content: [...r.content, { type: 'text', text: redact(extra) }] } : r);
@@ -116,7 +108,7 @@ export function createGasolineMcp(deps: McpDeps): GasolineMcp {
   mcp.registerTool(
     'configure',
     { description: 'health, clear, checkpoint, noise_rule, store.', inputSchema: ConfigureInput },
-    (a) => guard(() => configure(ctx(), { stateDir: deps.config.state_dir, mcpHealth: deps.mcpHealth ?? (() => ({ client_id: clientId })), stream: alerts.stream }, a)),
+    (a) => guard(() => configure(ctx(), { stateDir: o.config.state_dir, mcpHealth: o.mcpHealth ?? (() => ({ client_id: clientId })), stream: alerts.stream }, a)),
   );
   mcp.registerTool(
     'interact',

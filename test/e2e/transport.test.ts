@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { Transport, type SocketLike } from '../../extension/src/sw/transport.js';
 import { kindId } from '../../src/domain/kinds.js';
-import type { IngestServer } from '../../src/transport/server.js';
+import type { App } from '../../src/app.js';
 import { startTestServer } from '../helpers/server.js';
 import { startSink, waitFor, type Sink } from './helpers/sink.js';
 
@@ -39,13 +39,13 @@ function feed(t: Transport, from: number, n: number, page = 'http://app.test/'):
   }
 }
 
-async function realServer(): Promise<IngestServer> {
+async function realServer(): Promise<App> {
   const server = await startTestServer({ rings: { logs: 8 * 1024 * 1024 } }, { faultInjection: true });
   open.push({ close: () => server.close() });
   return server;
 }
 
-function logs(server: IngestServer): Array<Record<string, unknown>> {
+function logs(server: App): Array<Record<string, unknown>> {
   return server.reader.read(kindId('logs'), 0, 10_000).records.map((r) => JSON.parse(Buffer.from(r.payload).toString('utf8')) as Record<string, unknown>);
 }
 

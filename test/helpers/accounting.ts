@@ -1,9 +1,9 @@
 import { expect } from 'vitest';
 import { KINDS, kindId, type Kind } from '../../src/domain/kinds.js';
-import type { IngestServer } from '../../src/transport/server.js';
+import type { App } from '../../src/app.js';
 
 /** received = stored + rejected + dropped(reason), for every kind, once the pool is idle. */
-export async function expectBalanced(server: IngestServer): Promise<void> {
+export async function expectBalanced(server: App): Promise<void> {
   await server.pool.dispatcher.whenIdle();
   const counters = server.reader.counters();
   KINDS.forEach((k, id) => {
@@ -15,7 +15,7 @@ export async function expectBalanced(server: IngestServer): Promise<void> {
   });
 }
 
-export function readAll(server: IngestServer, kind: Kind): Array<Record<string, unknown> & { _seq: number; _tab: number }> {
+export function readAll(server: App, kind: Kind): Array<Record<string, unknown> & { _seq: number; _tab: number }> {
   const out: Array<Record<string, unknown> & { _seq: number; _tab: number }> = [];
   let from = 0;
   for (;;) {

@@ -2,12 +2,12 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { loadConfig } from '../../src/config.js';
-import { createMcpServer } from '../../src/mcp/server.js';
-import type { IngestServer } from '../../src/transport/server.js';
+import { createToolServer } from '../../src/mcp/server.js';
+import type { App } from '../../src/app.js';
 
-export async function connectAgent(server: IngestServer, stateDir: string, clientId: string, flags: Record<string, unknown> = {}): Promise<Client> {
+export async function connectAgent(server: App, stateDir: string, clientId: string, flags: Record<string, unknown> = {}): Promise<Client> {
   const config = loadConfig({ env: {}, flags: { state_dir: stateDir, port: server.port, ...flags } });
-  const mcp = createMcpServer({ config, server, clientId });
+  const mcp = createToolServer({ config, port: server.mcp, clientId }).mcp;
   const [a, b] = InMemoryTransport.createLinkedPair();
   await mcp.connect(a);
   const client = new Client({ name: clientId, version: '1' });

@@ -8,17 +8,17 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { createMcpServer } from '../../src/mcp/server.js';
-import type { IngestServer } from '../../src/transport/server.js';
+import { createToolServer } from '../../src/mcp/server.js';
+import type { App } from '../../src/app.js';
 import { batch, logRecord, Producer } from '../helpers/producer.js';
 import { startTestServer } from '../helpers/server.js';
 
-let server: IngestServer;
+let server: App;
 let client: Client;
 beforeAll(async () => {
   server = await startTestServer();
   const config = loadConfig({ env: {}, flags: { state_dir: mkdtempSync('/tmp/gasoline-alerts-'), port: server.port } });
-  const mcp = createMcpServer({ config, server, clientId: 'alerts' });
+  const mcp = createToolServer({ config, port: server.mcp, clientId: 'alerts' }).mcp;
   const [a, b] = InMemoryTransport.createLinkedPair();
   await mcp.connect(a);
   client = new Client({ name: 'alerts', version: '1' });

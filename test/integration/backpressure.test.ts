@@ -2,13 +2,13 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { pack } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IngestServer } from '../../src/transport/server.js';
+import type { App } from '../../src/app.js';
 import { expectBalanced } from '../helpers/accounting.js';
 import { batch, logRecord, Producer } from '../helpers/producer.js';
 import { startTestServer } from '../helpers/server.js';
 
 const SLOW_READER = fileURLToPath(new URL('../fixtures/tools/slow-reader.py', import.meta.url));
-let server: IngestServer;
+let server: App;
 
 beforeAll(async () => {
   server = await startTestServer({ limits: { ws_max_backpressure: 64 * 1024 } });

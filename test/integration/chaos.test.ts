@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IngestServer } from '../../src/transport/server.js';
+import type { App } from '../../src/app.js';
 import { expectBalanced, readAll } from '../helpers/accounting.js';
 import { batch, logRecord, Producer } from '../helpers/producer.js';
 import { startTestServer } from '../helpers/server.js';
 
-let server: IngestServer;
+let server: App;
 
 beforeAll(async () => {
   server = await startTestServer({ pool: { threads: 2 } }, { faultInjection: true });

@@ -6,13 +6,13 @@
 import { mkdtempSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { IngestServer } from '../../src/transport/server.js';
+import type { App } from '../../src/app.js';
 import { Producer, type ServerFrame } from '../helpers/producer.js';
 import { startTestServer } from '../helpers/server.js';
 import { callTool, connectAgent } from '../helpers/mcp-agent.js';
 import { waitFor } from '../e2e/helpers/sink.js';
 
-let server: IngestServer;
+let server: App;
 const stateDir = mkdtempSync('/tmp/gasoline-cmd-');
 const open: Producer[] = [];
 

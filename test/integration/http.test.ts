@@ -1,12 +1,12 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXTENSION_ORIGIN } from '../../src/domain/extension-id.js';
-import type { IngestServer } from '../../src/transport/server.js';
+import type { App } from '../../src/app.js';
 import { expectBalanced, readAll } from '../helpers/accounting.js';
 import { logRecord } from '../helpers/producer.js';
 import { startTestServer } from '../helpers/server.js';
 
-let server: IngestServer;
+let server: App;
 
 interface Res {
   status: number;

@@ -8,15 +8,15 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { createMcpServer } from '../../src/mcp/server.js';
+import { createToolServer } from '../../src/mcp/server.js';
 import type { PendingAlert, PendingAlertSource } from '../../src/mcp/tools/context.js';
-import type { IngestServer } from '../../src/transport/server.js';
+import type { App } from '../../src/app.js';
 import { busyPage, PROBLEMS, REPEATS, type Scenario } from '../helpers/busy-page.js';
 import { batch, Producer } from '../helpers/producer.js';
 import { startTestServer } from '../helpers/server.js';
 
 const MiB = 1024 * 1024;
-let server: IngestServer;
+let server: App;
 let producer: Producer;
 let seq = 0;
 let scenario: Scenario;
@@ -25,7 +25,7 @@ const figures: Record<string, number> = {};
 
 async function agent(clientId: string, alerts?: PendingAlertSource): Promise<Client> {
   const config = loadConfig({ env: {}, flags: { state_dir: stateDir, port: server.port } });
-  const mcp = createMcpServer({ config, server, clientId, ...(alerts ? { alerts } : {}) });
+  const mcp = createToolServer({ config, port: server.mcp, clientId, ...(alerts ? { alerts } : {}) }).mcp;
   const [a, b] = InMemoryTransport.createLinkedPair();
   await mcp.connect(a);
   const client = new Client({ name: clientId, version: '1' });

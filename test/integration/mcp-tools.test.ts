@@ -5,13 +5,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { createMcpServer } from '../../src/mcp/server.js';
-import type { IngestServer } from '../../src/transport/server.js';
+import { createToolServer } from '../../src/mcp/server.js';
+import type { App } from '../../src/app.js';
+import { offlinePort } from '../../src/app-port.js';
 import { batch, logRecord, Producer } from '../helpers/producer.js';
 import { startTestServer } from '../helpers/server.js';
 import { callTool, connectAgent } from '../helpers/mcp-agent.js';
 
-let server: IngestServer;
+let server: App;
 let producer: Producer;
 let seq = 0;
 const stateDir = mkdtempSync('/tmp/gasoline-mcp-');
@@ -242,7 +243,7 @@ describe('configure', () => {
 describe('without an ingest server (port taken)', () => {
   it('still answers, and every tool says what to do', async () => {
     const config = loadConfig({ env: {}, flags: { state_dir: stateDir, port: 7890 } });
-    const mcp = createMcpServer({ config, server: null, portError: 'port 7890 on 127.0.0.1 is already in use', clientId: 'np' });
+    const mcp = createToolServer({ config, port: offlinePort(config, 'port 7890 on 127.0.0.1 is already in use'), clientId: 'np' }).mcp;
     const [a, b] = InMemoryTransport.createLinkedPair();
     await mcp.connect(a);
     const c = new Client({ name: 'np', version: '1' });

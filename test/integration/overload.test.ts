@@ -1,11 +1,11 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IngestServer } from '../../src/transport/server.js';
+import type { App } from '../../src/app.js';
 import { expectBalanced, readAll } from '../helpers/accounting.js';
 import { batch, logRecord, Producer, type ServerFrame } from '../helpers/producer.js';
 import { startTestServer } from '../helpers/server.js';
 
-let server: IngestServer;
+let server: App;
 
 beforeAll(async () => {
   server = await startTestServer({

@@ -10,8 +10,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { mulberry32 } from '../fixtures/shm-gen.js';
 import { loadConfig } from '../../src/config.js';
 import { luhn } from '../../src/domain/redaction/index.js';
-import { createMcpServer } from '../../src/mcp/server.js';
-import type { IngestServer } from '../../src/transport/server.js';
+import { createToolServer } from '../../src/mcp/server.js';
+import type { App } from '../../src/app.js';
 import { batch, Producer } from '../helpers/producer.js';
 import { carry as carryLine, loadCorpus } from '../helpers/redaction-carry.js';
 import { startTestServer } from '../helpers/server.js';
@@ -101,7 +101,7 @@ function carry(c: Carrier, text: string, ts: number): { kind: string; rec: Recor
   }
 }
 
-let server: IngestServer;
+let server: App;
 beforeAll(async () => {
   server = await startTestServer({ rings: { logs: 2 << 20, network: 2 << 20, network_bodies: 2 << 20, ws_events: 2 << 20 } });
 });
@@ -137,7 +137,7 @@ it('zero leaks over ≥150 secret lines in six carriers, look-alikes kept (≤2 
   p.close();
 
   const config = loadConfig({ env: {}, flags: { state_dir: mkdtempSync('/tmp/gasoline-corpus-'), port: server.port } });
-  const mcp = createMcpServer({ config, server, clientId: 'corpus' });
+  const mcp = createToolServer({ config, port: server.mcp, clientId: 'corpus' }).mcp;
   const [a, b] = InMemoryTransport.createLinkedPair();
   await mcp.connect(a);
   const client = new Client({ name: 'corpus', version: '1' });

@@ -4,13 +4,13 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { createMcpServer } from '../../src/mcp/server.js';
-import type { IngestServer } from '../../src/transport/server.js';
+import { createToolServer } from '../../src/mcp/server.js';
+import type { App } from '../../src/app.js';
 import { readAll } from '../helpers/accounting.js';
 import { batch, Producer } from '../helpers/producer.js';
 import { startTestServer } from '../helpers/server.js';
 
-let server: IngestServer;
+let server: App;
 beforeAll(async () => {
   server = await startTestServer();
 });
@@ -38,7 +38,7 @@ it('no secret or 12-character window of one is stored or returned', async () => 
   p.close();
   const stored = JSON.stringify([...readAll(server, 'logs'), ...readAll(server, 'network_bodies'), ...readAll(server, 'ws_events')]);
   const config = loadConfig({ env: {}, flags: { state_dir: mkdtempSync('/tmp/gasoline-red-'), port: server.port } });
-  const mcp = createMcpServer({ config, server, clientId: 'red' });
+  const mcp = createToolServer({ config, port: server.mcp, clientId: 'red' }).mcp;
   const [a, b] = InMemoryTransport.createLinkedPair();
   await mcp.connect(a);
   const c = new Client({ name: 'red', version: '1' });
@@ -64,7 +64,7 @@ it('no secret or 12-character window of one is stored or returned', async () => 
 
 it('configure redaction: rules added at run time apply at ingest (every worker) and egress; bad ones are refused', async () => {
   const config = loadConfig({ env: {}, flags: { state_dir: mkdtempSync('/tmp/gasoline-red-'), port: server.port } });
-  const mcp = createMcpServer({ config, server, clientId: 'red2' });
+  const mcp = createToolServer({ config, port: server.mcp, clientId: 'red2' }).mcp;
   const [a, b] = InMemoryTransport.createLinkedPair();
   await mcp.connect(a);
   const c = new Client({ name: 'red2', version: '1' });

@@ -5,12 +5,12 @@
  */
 import { mkdtempSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IngestServer } from '../../src/transport/server.js';
+import type { App } from '../../src/app.js';
 import { callTool, connectAgent } from '../helpers/mcp-agent.js';
 import { batch, logRecord, Producer } from '../helpers/producer.js';
 import { startTestServer } from '../helpers/server.js';
 
-let server: IngestServer;
+let server: App;
 let producer: Producer;
 const stateDir = mkdtempSync('/tmp/gasoline-scan-tools-');
 

@@ -2,12 +2,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { pack } from 'msgpackr';
 import { EXTENSION_ORIGIN } from '../../src/domain/extension-id.js';
 import { kindId } from '../../src/domain/kinds.js';
-import type { IngestServer } from '../../src/transport/server.js';
+import type { App } from '../../src/app.js';
 import { expectBalanced, readAll } from '../helpers/accounting.js';
 import { batch, logRecord, Producer } from '../helpers/producer.js';
 import { startTestServer } from '../helpers/server.js';
 
-let server: IngestServer;
+let server: App;
 const open: Producer[] = [];
 
 async function connect(opts: { origin?: string; host?: string } = {}): Promise<Producer> {

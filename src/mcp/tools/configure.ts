@@ -44,7 +44,7 @@ const MAX_STORE_KEYS = 1000;
 export async function configure(ctx: ToolContext, deps: ConfigureDeps, a: Args): Promise<ToolResult> {
   switch (a.action) {
     case 'health':
-      return ctx.text(JSON.stringify({ ...(ctx.server ? ctx.server.health() : { status: 'no_ingest', reason: ctx.reader() }), mcp: deps.mcpHealth() }));
+      return ctx.text(JSON.stringify({ ...ctx.port.health(), mcp: deps.mcpHealth() }));
     case 'clear':
       return clear(ctx, a);
     case 'checkpoint':
@@ -73,7 +73,7 @@ function streaming(ctx: ToolContext, deps: ConfigureDeps, a: Args): ToolResult {
 }
 
 function redaction(ctx: ToolContext, a: Args): ToolResult {
-  const live = ctx.server?.pool.redaction;
+  const live = ctx.port.rules;
   if (!live) return ctx.error(typeof ctx.reader() === 'string' ? (ctx.reader() as string) : 'no ingest server');
   const act = a.redaction_action ?? 'list';
   if (act === 'list') {

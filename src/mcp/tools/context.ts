@@ -3,8 +3,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ClientState } from '../../clients/client-state.js';
 import type { StoreReader } from '../../shm/index.js';
 import type { FoldAnswer, FoldQuery } from '../answer/fold-query.js';
-import type { IngestServer } from '../../transport/server.js';
-import type { ProducerInfo } from '../../transport/ws.js';
+import type { McpPort, ProducerView } from '../port.js';
 
 export interface PendingAlert {
   severity: 'info' | 'warning' | 'error';
@@ -26,13 +25,14 @@ export interface ToolContext {
   reader(): StoreReader | string;
   /** a folded read of the rings, run by the scan worker (call only when reader() gave a reader) */
   fold(q: FoldQuery): Promise<FoldAnswer>;
-  server: IngestServer | null;
+  /** the app behind the tools: health, redaction rules, commands (what reader/fold do not cover) */
+  port: McpPort;
   client: ClientState;
   /** the caller's identity: commands and their answers are keyed by it */
   clientId: string;
   /** how long a command call waits before answering with a query id */
   commandWaitMs: number;
-  producers(): ProducerInfo[];
+  producers(): ProducerView[];
   /** alerts waiting for this client, when an alert source is wired in (observe summary lists them) */
   alerts?: PendingAlertSource;
   text(s: string): ToolResult;

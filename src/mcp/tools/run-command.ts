@@ -11,7 +11,7 @@ import type { ToolContext, ToolResult } from './context.js';
 const NO_SERVER = 'no browser commands: the ingest server is not running, so no extension can connect. Stop the other process on the port or set GASOLINE_PORT, then restart this MCP server.';
 
 export async function runCommand(ctx: ToolContext, type: CommandType, params: Record<string, unknown>, opts: { deadlineMs?: number; tabId?: number | undefined } = {}): Promise<ToolResult> {
-  const router = ctx.server?.commands;
+  const router = ctx.port.commands;
   if (!router) return ctx.error(NO_SERVER);
   const started = router.start(ctx.clientId, type, params, { ...(opts.deadlineMs !== undefined ? { deadlineMs: opts.deadlineMs } : {}), ...(opts.tabId !== undefined ? { tabId: opts.tabId } : {}) });
   if (!started.ok) return ctx.error(`${started.code}: ${started.message}`);
@@ -23,7 +23,7 @@ export async function runCommand(ctx: ToolContext, type: CommandType, params: Re
 
 /** observe({what:"command_result", query_id}) */
 export function commandResult(ctx: ToolContext, queryId: string | undefined): ToolResult {
-  const router = ctx.server?.commands;
+  const router = ctx.port.commands;
   if (!router) return ctx.error(NO_SERVER);
   if (!queryId) return ctx.error('command_result needs query_id: the id a previous analyze or interact call answered with');
   const q = router.get(ctx.clientId, queryId);

@@ -1,6 +1,6 @@
 /**
  * Where the extension's data lands in a test: the real ingest server, in-process
- * (`startIngestServer` through test/helpers/server.ts), read straight from its rings.
+ * (`startApp` through test/helpers/server.ts), read straight from its rings.
  */
 
 export type Rec = Record<string, unknown>;

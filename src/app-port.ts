@@ -1,0 +1,57 @@
+/**
+ * The app's side of the MCP port (src/mcp/port.ts): the running ingest behind it, or — when
+ * another process holds the port — an answer that says so and what to do, so an agent's
+ * tools still respond.
+ */
+import type { Config } from './config.js';
+import { ClientRegistry } from './clients/client-state.js';
+import type { CommandRouter } from './clients/commands.js';
+import type { AlertHub } from './domain/alerts/hub.js';
+import { compileRedaction, type LiveRedaction } from './domain/redaction/index.js';
+import type { McpPort } from './mcp/port.js';
+import type { ScanWorker } from './pool/scan-worker.js';
+import type { StoreReader } from './shm/index.js';
+import type { WsEdge } from './transport/ws.js';
+
+export interface IngestParts {
+  reader: StoreReader;
+  scans: ScanWorker;
+  ws: WsEdge;
+  health: () => Record<string, unknown>;
+  redaction: LiveRedaction;
+  commands: CommandRouter;
+  alerts: AlertHub;
+  clients: ClientRegistry;
+}
+
+export function ingestPort(p: IngestParts): McpPort {
+  return {
+    reader: () => p.reader,
+    fold: (q) => p.scans.run(q),
+    producers: () => p.ws.producers(),
+    health: () => p.health(),
+    egress: () => p.redaction.engine,
+    rules: p.redaction,
+    commands: p.commands,
+    alerts: p.alerts,
+    client: (id) => p.clients.get(id),
+  };
+}
+
+/** Embedded mode with the port taken: every read says why there is no data and how to fix it. */
+export function offlinePort(config: Readonly<Config>, reason: string, clients = new ClientRegistry()): McpPort {
+  const why = `no browser data: the ingest server is not running (${reason}). Stop the other process on port ${config.port} or set GASOLINE_PORT, then restart this MCP server.`;
+  // egress still applies the configured rules: nothing else redacts when no worker runs
+  const engine = compileRedaction(config.redaction);
+  return {
+    reader: () => why,
+    fold: () => Promise.reject(new Error('the ingest server is not running')),
+    producers: () => [],
+    health: () => ({ status: 'no_ingest', reason: why }),
+    egress: () => engine,
+    rules: null,
+    commands: null,
+    alerts: null,
+    client: (id) => clients.get(id),
+  };
+}

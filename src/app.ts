@@ -1,0 +1,152 @@
+/**
+ * The composition root: every long-lived part is built here, once, in dependency order —
+ * store, ingest pool, scan worker, alert hub, CI results, client registry, command router,
+ * the edge — and torn down by one idempotent, ordered, time-boxed path. MCP sees none of it
+ * directly: it gets the narrow port (`app.mcp`, src/mcp/port.ts), one per app, shared by every
+ * client session whatever its transport.
+ */
+import type { Config } from './config.js';
+import { ClientRegistry } from './clients/client-state.js';
+import { CommandRouter } from './clients/commands.js';
+import { ciAlert } from './domain/alerts/ci-alert.js';
+import { AlertHub } from './domain/alerts/hub.js';
+import { ThresholdTracker } from './domain/alerts/thresholds.js';
+import { CiResults, CiResultSchema, type CiResult } from './domain/ci-results.js';
+import { KINDS } from './domain/kinds.js';
+import type { LiveRedaction } from './domain/redaction/index.js';
+import { createHealth } from './health.js';
+import { ingestPort } from './app-port.js';
+import { log } from './log.js';
+import type { McpPort } from './mcp/port.js';
+import { IngestPool } from './pool/ingest-pool.js';
+import { ScanWorker } from './pool/scan-worker.js';
+import { AlertRingReader } from './shm/alert-ring.js';
+import { DetectState } from './shm/detect-state.js';
+import { allocateStore, StoreReader } from './shm/index.js';
+import { assertPortFree, Edge, type EdgeOptions } from './transport/edge.js';
+import type { EdgeStats } from './transport/edge-stats.js';
+import type { WsEdge } from './transport/ws.js';
+
+export interface AppOptions {
+  config: Readonly<Config>;
+  /** testing only: lets a batch with page_url "gasoline:crash" kill its worker */
+  faultInjection?: boolean;
+  /** taps for tests and tools that watch the edge; the app's own handling runs first */
+  onResult?: EdgeOptions['onResult'];
+  onProducerChange?: EdgeOptions['onProducerChange'];
+}
+
+/** The running app, as main and the tests hold it. */
+export interface App {
+  readonly port: number;
+  readonly reader: StoreReader;
+  readonly pool: IngestPool;
+  /** observe's folded reads, off the main thread */
+  readonly scans: ScanWorker;
+  readonly ws: WsEdge;
+  readonly stats: EdgeStats;
+  readonly ci: CiResults;
+  /** every alert, from the workers and from main, fanned out to the MCP sessions */
+  readonly alerts: AlertHub;
+  /** on-demand commands to the extension, routed back to the MCP client that asked */
+  readonly commands: CommandRouter;
+  /** one state per MCP client identity, shared by that client's sessions */
+  readonly clients: ClientRegistry;
+  /** what the MCP tools may ask of this app */
+  readonly mcp: McpPort;
+  health(): Record<string, unknown>;
+  /** stop intake → drain in flight (bounded) → close sockets 1001 → close workers; idempotent */
+  close(): Promise<void>;
+}
+
+/** Builds and starts everything; throws PortInUseError (with nothing left running) when the port is taken. */
+export async function startApp(o: AppOptions): Promise<App> {
+  const config = o.config;
+  const startedAt = Date.now();
+  await assertPortFree(config.port);
+  const faultInjection = o.faultInjection ?? false;
+  const store = allocateStore(KINDS.map((k) => config.rings[k]));
+  const reader = new StoreReader(store);
+  const pool = new IngestPool({ config, store, reader, faultInjection });
+  const scans = new ScanWorker({ store, youngGenerationMb: config.pool.worker_young_generation_mb, faultInjection });
+  const warm = await pool.warmup();
+  log.debug('workers warmed up', warm);
+
+  const ci = new CiResults(10);
+  const alerts = new AlertHub();
+  const thresholds = new ThresholdTracker();
+  const clients = new ClientRegistry();
+  // The edge, the router and the health report point at each other. The edge calls back only
+  // once it listens, and every part below exists by then.
+  const edge = new Edge({
+    config,
+    pool,
+    health: () => health(),
+    ciResult: ciIntake(pool.redaction, ci, alerts),
+    onResult: (conn, r) => {
+      router.onResult(conn.id, r);
+      o.onResult?.(conn, r);
+    },
+    onProducerChange: (event, p) => {
+      if (event === 'disconnected') router.onDisconnect(p.id);
+      if (p.client === 'extension') alerts.publish({ alert: thresholds.extension(event, p.session, p.version), edgeTime: 0 });
+      o.onProducerChange?.(event, p);
+    },
+  });
+  const router = new CommandRouter({ target: () => edge.ws.commandTarget(), send: (id, f) => edge.ws.sendTo(id, f) }, { maxPending: config.commands.max_pending });
+  const health = createHealth({ config, startedAt, reader, pool, scans, edge, commands: router, ci, alerts, detect: new DetectState(pool.detectBuffers) });
+
+  // worker alerts arrive through the alert ring; main never blocks on it (Atomics.waitAsync)
+  const alertReader = new AlertRingReader(pool.alertRing);
+  alertReader.listen((b) => alerts.fromWorkers(b.records, b.missed));
+  // server-state transitions are sampled: cheap reads, and only a change raises an alert
+  const thresholdTimer = setInterval(() => {
+    for (const alert of thresholds.update(pool.arena.used / pool.arena.capacity, pool.overloaded())) alerts.publish({ alert, edgeTime: 0 });
+  }, 250);
+  thresholdTimer.unref();
+
+  let port: number;
+  try {
+    port = await edge.listen();
+  } catch (e) {
+    clearInterval(thresholdTimer);
+    alertReader.close();
+    await scans.close();
+    await pool.close(0);
+    throw e;
+  }
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      clearInterval(thresholdTimer);
+      alertReader.close();
+      edge.stopAccepting();
+      const drainMs = config.pool.shutdown_drain_ms;
+      await Promise.race([pool.dispatcher.whenIdle(), new Promise((r) => setTimeout(r, drainMs).unref())]);
+      edge.closeSockets();
+      router.close();
+      await scans.close();
+      await pool.close(0);
+    })();
+    return closing;
+  };
+
+  const mcp = ingestPort({ reader, scans, ws: edge.ws, health, redaction: pool.redaction, commands: router, alerts, clients });
+  return { port, reader, pool, scans, ws: edge.ws, stats: edge.stats, ci, alerts, commands: router, clients, mcp, health, close };
+}
+
+/** POST /ci-result: validated, redacted, kept (newest 10), and a new result raises an alert. */
+function ciIntake(redaction: LiveRedaction, ci: CiResults, alerts: AlertHub): EdgeOptions['ciResult'] {
+  return (body) => {
+    const parsed = CiResultSchema.safeParse(body);
+    if (!parsed.success) {
+      return { status: 400, body: { error: 'invalid_body', message: parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ') } };
+    }
+    // secrets in CI output are redacted before the result is kept or becomes an alert
+    const clean = redaction.engine.redactValue(parsed.data) as CiResult;
+    const { created } = ci.add(clean);
+    if (created) alerts.publish({ alert: ciAlert(clean), edgeTime: performance.timeOrigin + performance.now() });
+    return { status: 200, body: { ok: true, updated: !created } };
+  };
+}

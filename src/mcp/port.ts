@@ -1,0 +1,50 @@
+/**
+ * What the tools may ask of the running app, and nothing more. The MCP side defines it and the
+ * composition root (src/app.ts) implements it, so mcp/ depends on no transport or pool module,
+ * and every transport (stdio today, an HTTP session next) serves the same tools over one app.
+ */
+import type { ClientState } from '../clients/client-state.js';
+import type { CommandRouter } from '../clients/commands.js';
+import type { AlertEnvelope } from '../domain/alerts/alert.js';
+import type { LiveRedaction, RedactionEngine } from '../domain/redaction/index.js';
+import type { StoreReader } from '../shm/index.js';
+import type { FoldAnswer, FoldQuery } from './answer/fold-query.js';
+
+/** A connected producer as the tools show it (the extension, a CI sink, a test harness). */
+export interface ProducerView {
+  id: number;
+  client: string;
+  version: string;
+  session: string;
+  connected_at: string;
+}
+
+/** Commands to the extension, each keyed by the client that asked; answers route back to it. */
+export type CommandPort = Pick<CommandRouter, 'start' | 'wait' | 'release' | 'get'>;
+
+/** The rule set in force, which configure({action:"redaction"}) lists, tests and edits. */
+export type RedactionRules = Pick<LiveRedaction, 'engine' | 'version' | 'add' | 'remove'>;
+
+/** Where alerts come from; a session subscribes for its lifetime. */
+export interface AlertSource {
+  subscribe(fn: (env: AlertEnvelope) => void): () => void;
+}
+
+export interface McpPort {
+  /** the shared store, or a message saying why there is none (e.g. the port was taken) */
+  reader(): StoreReader | string;
+  /** a folded read of the rings, off the main thread (call only when reader() gave a reader) */
+  fold(q: FoldQuery): Promise<FoldAnswer>;
+  producers(): ProducerView[];
+  /** the /health report, or why there is no ingest */
+  health(): Record<string, unknown>;
+  /** egress: every answer and notification passes the rule set the workers applied at ingest */
+  egress(): RedactionEngine;
+  /** null without ingest: rules nobody ingests under would only mislead */
+  readonly rules: RedactionRules | null;
+  /** null without ingest: no extension can connect */
+  readonly commands: CommandPort | null;
+  readonly alerts: AlertSource | null;
+  /** one state per client identity, shared by all of that client's sessions */
+  client(id: string): ClientState;
+}
