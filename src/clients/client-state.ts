@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { KIND_COUNT } from '../domain/kinds.js';
 import { unsafeUserPattern } from '../domain/redaction/safe-regex.js';
+import { noiseField, type NoiseField } from '../query/index.js';
 
 export interface Checkpoint {
   name: string;
@@ -15,7 +16,7 @@ export interface Checkpoint {
 
 export interface NoiseRule {
   id: string;
-  field: 'message' | 'source' | 'url';
+  field: NoiseField;
   pattern: string;
   re: RegExp;
   builtin: boolean;
@@ -78,11 +79,6 @@ export class ClientState {
     this.checkpoints.set(name, cp);
     return cp;
   }
-}
-
-/** What a rule's field names in a record: a url rule also sees request_url. */
-export function noiseField(rec: Record<string, unknown>, field: NoiseRule['field']): unknown {
-  return field === 'url' ? (rec.url ?? rec.request_url) : rec[field];
 }
 
 /** Noise patterns run on page content on the main thread: the redaction room's safety check, shorter. */

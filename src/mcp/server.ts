@@ -14,7 +14,7 @@ import { analyze, AnalyzeInput } from './tools/analyze.js';
 import { configure, ConfigureInput } from './tools/configure.js';
 import type { PendingAlertSource, ToolContext, ToolResult } from './tools/context.js';
 import { observe, ObserveInput } from './tools/observe.js';
-import { DEFAULT_BUDGET } from './answer/budget.js';
+import { DEFAULT_BUDGET } from './render/budget.js';
 import { AlertDelivery, type Notify } from './alerts.js';
 import { interact, InteractInput } from './tools/interact.js';
 

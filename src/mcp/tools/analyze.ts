@@ -6,15 +6,15 @@
  */
 import { z } from 'zod';
 import { kindId } from '../../domain/kinds.js';
-import { pathTemplate } from '../../domain/query/signature.js';
-import { baselineOf, regressions, type Metric } from '../../domain/query/vitals.js';
-import { DEFAULT_BUDGET } from '../answer/budget.js';
-import { budgeted } from '../answer/egress.js';
-import { clock } from '../format.js';
-import { scan, type Hit } from '../query.js';
-import { ScanBudget, scanSliced } from '../answer/sliced-scan.js';
-import { isFailing, prefilter } from './observe-filter.js';
-import { MAX_GROUPS_LIMIT, MAX_WALL_MS } from '../answer/fold-query.js';
+import { pathTemplate } from '../../domain/signals/signature.js';
+import { baselineOf, regressions, type Metric } from '../../domain/signals/vitals.js';
+import { DEFAULT_BUDGET } from '../render/budget.js';
+import { budgeted } from '../render/egress.js';
+import { clock } from '../render/format.js';
+import { scan, type Hit } from '../../query/index.js';
+import { ScanBudget, scanSliced } from '../../query/index.js';
+import { isFailing, prefilter } from '../../query/index.js';
+import { MAX_GROUPS_LIMIT, MAX_WALL_MS } from '../../query/index.js';
 import { foldFor } from './fold-call.js';
 import { perfByUrl } from './observe.js';
 import type { ToolContext, ToolResult } from './context.js';

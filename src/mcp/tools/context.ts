@@ -2,7 +2,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ClientState } from '../../clients/client-state.js';
 import type { StoreReader } from '../../shm/index.js';
-import type { FoldAnswer, FoldQuery } from '../answer/fold-query.js';
+import type { FoldAnswer, FoldQuery } from '../../query/index.js';
 import type { IngestServer } from '../../transport/server.js';
 import type { ProducerInfo } from '../../transport/ws.js';
 

@@ -4,7 +4,7 @@
  * lost becomes the tool's "ERROR <code>: …" answer.
  */
 import { GasolineError } from '../../errors.js';
-import type { FoldAnswer, FoldQuery } from '../answer/fold-query.js';
+import type { FoldAnswer, FoldQuery } from '../../query/index.js';
 import type { ToolContext } from './context.js';
 
 export async function foldFor(ctx: ToolContext, q: Omit<FoldQuery, 'noise'>, hideNoise: boolean): Promise<FoldAnswer | string> {

@@ -7,19 +7,19 @@
  */
 import { z } from 'zod';
 import { kindId, type Kind } from '../../domain/kinds.js';
-import { errorSignature } from '../../domain/query/signature.js';
-import { rate, METRICS, type Metric } from '../../domain/query/vitals.js';
-import { DEFAULT_BUDGET, fill } from '../answer/budget.js';
-import { badCursor, decodeCursor, encodeAt } from '../answer/cursor.js';
-import { budgeted } from '../answer/egress.js';
-import { oneAtATime } from '../answer/per-client.js';
-import { line } from '../format.js';
-import { lastMatching, scan, type Hit, type Rec } from '../query.js';
+import { errorSignature } from '../../domain/signals/signature.js';
+import { rate, METRICS, type Metric } from '../../domain/signals/vitals.js';
+import { DEFAULT_BUDGET, fill } from '../render/budget.js';
+import { badCursor, decodeCursor, encodeAt } from '../../query/index.js';
+import { budgeted } from '../render/egress.js';
+import { oneAtATime } from './per-client.js';
+import { line } from '../render/format.js';
+import { lastMatching, scan, type Hit, type Rec } from '../../query/index.js';
 import type { RecordHeader } from '../../shm/index.js';
-import { ScanBudget, scanSliced } from '../answer/sliced-scan.js';
+import { ScanBudget, scanSliced } from '../../query/index.js';
 import type { ToolContext, ToolResult } from './context.js';
 import { commandResult } from './run-command.js';
-import { matcher, prefilter } from './observe-filter.js';
+import { matcher, prefilter } from '../../query/index.js';
 import { list } from './observe-list.js';
 import { summary } from './summary.js';
 

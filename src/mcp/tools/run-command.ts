@@ -5,7 +5,7 @@
  */
 import type { CommandType } from '../../domain/commands.js';
 import type { Outcome, Query } from '../../clients/commands.js';
-import { formatResult } from '../command-format.js';
+import { formatResult } from '../render/command-format.js';
 import type { ToolContext, ToolResult } from './context.js';
 
 const NO_SERVER = 'no browser commands: the ingest server is not running, so no extension can connect. Stop the other process on the port or set GASOLINE_PORT, then restart this MCP server.';

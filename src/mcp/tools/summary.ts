@@ -5,16 +5,16 @@
  * it names.
  */
 import { KINDS, kindId, type Kind } from '../../domain/kinds.js';
-import { errorSignature, pathTemplate } from '../../domain/query/signature.js';
-import { baselineOf, regressions, type Metric } from '../../domain/query/vitals.js';
+import { errorSignature, pathTemplate } from '../../domain/signals/signature.js';
+import { baselineOf, regressions, type Metric } from '../../domain/signals/vitals.js';
 import type { StoreReader } from '../../shm/index.js';
-import type { Group } from '../answer/fold.js';
-import { ScanBudget, scanSliced } from '../answer/sliced-scan.js';
-import { clock } from '../format.js';
-import type { Hit, Rec } from '../query.js';
+import type { Group } from '../../query/index.js';
+import { ScanBudget, scanSliced } from '../../query/index.js';
+import { clock } from '../render/format.js';
+import type { Hit, Rec } from '../../query/index.js';
 import type { ToolContext } from './context.js';
 import { foldFor } from './fold-call.js';
-import type { FoldAnswer } from '../answer/fold-query.js';
+import type { FoldAnswer } from '../../query/index.js';
 
 const MAX_SCAN = 20_000;
 /** rows per section: ten of each is what an agent acts on; the section's call lists the rest */

@@ -5,7 +5,7 @@
  *                      in fill order (what did not fit the budget or the limit)
  * Ordinals are base 36 to keep them short; every part is validated before use.
  */
-import type { ErrorCode } from '../../errors.js';
+import type { ErrorCode } from '../errors.js';
 
 export type Cursor = { at: number[] } | { from: number[]; to: number[]; skip: number };
 
