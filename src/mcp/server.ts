@@ -8,7 +8,9 @@ import type { Config } from '../config.js';
 import { compileRedaction } from '../domain/redaction/index.js';
 import { ClientRegistry, deriveClientId } from '../clients/client-state.js';
 import type { IngestServer } from '../transport/server.js';
+import { gasolineError, GasolineError } from '../errors.js';
 import { VERSION } from '../version.js';
+import { errorResult } from './error-result.js';
 import { GUIDE, INSTRUCTIONS } from './guide.js';
 import { analyze, AnalyzeInput } from './tools/analyze.js';
 import { configure, ConfigureInput } from './tools/configure.js';
@@ -53,12 +55,14 @@ export function createGasolineMcp(deps: McpDeps): GasolineMcp {
   const engine = () => deps.server?.pool.redaction.engine ?? own;
   const redact = deps.redact ?? ((s: string) => engine().redactText(s));
   const text = (s: string): ToolResult => ({ content: [{ type: 'text', text: redact(s) }] });
-  const error = (s: string): ToolResult => ({ content: [{ type: 'text', text: redact(s) }], isError: true });
+  const noIngest = () =>
+    gasolineError('no_ingest', `no browser data: the ingest server is not running (${deps.portError ?? 'not started'}). Stop the other process on port ${deps.config.port} or set GASOLINE_PORT, then restart this MCP server.`);
   const ctx = (): ToolContext => ({
-    reader: () =>
-      deps.server?.reader ??
-      `no browser data: the ingest server is not running (${deps.portError ?? 'not started'}). Stop the other process on port ${deps.config.port} or set GASOLINE_PORT, then restart this MCP server.`,
-    fold: (q) => (deps.server ? deps.server.scans.run(q) : Promise.reject(new Error('the ingest server is not running'))),
+    reader: () => {
+      if (!deps.server) throw noIngest();
+      return deps.server.reader;
+    },
+    fold: (q) => (deps.server ? deps.server.scans.run(q) : Promise.reject(noIngest())),
     server: deps.server,
     client: clients.get(clientId),
     clientId,
@@ -66,7 +70,6 @@ export function createGasolineMcp(deps: McpDeps): GasolineMcp {
     producers: () => deps.server?.ws.producers() ?? [],
     alerts: alerts.pendingSource,
     text,
-    error,
     redact,
   });
   // Alerts: the passive block on observe, a pending note on the other tools, and streaming.
@@ -86,7 +89,8 @@ export function createGasolineMcp(deps: McpDeps): GasolineMcp {
     try {
       return append(await fn(), alerts.note());
     } catch (e) {
-      return error(`internal error: ${(e as Error).message}; the server keeps running — retry, or check configure({action:"health"})`);
+      // a refusal with a code is an answer like any other: the pending-alerts note rides along
+      return e instanceof GasolineError ? append(errorResult(e, redact), alerts.note()) : errorResult(e, redact);
     }
   };
   // observe carries the waiting alerts; they share the caller's budget (a quarter at most, 2 000
@@ -99,7 +103,9 @@ export function createGasolineMcp(deps: McpDeps): GasolineMcp {
       block.commit();
       return append(r, block.text);
     } catch (e) {
-      return error(`internal error: ${(e as Error).message}; the server keeps running — retry, or check configure({action:"health"})`);
+      if (!(e instanceof GasolineError)) return errorResult(e, redact);
+      block.commit();
+      return append(errorResult(e, redact), block.text);
     }
   };
 

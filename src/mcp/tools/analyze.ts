@@ -5,6 +5,7 @@
  * commands (run-command.ts).
  */
 import { z } from 'zod';
+import { gasolineError } from '../../errors.js';
 import { kindId } from '../../domain/kinds.js';
 import { pathTemplate } from '../../domain/signals/signature.js';
 import { baselineOf, regressions, type Metric } from '../../domain/signals/vitals.js';
@@ -47,7 +48,7 @@ const MAX_SCAN = 50_000;
 export function analyze(ctx: ToolContext, a: Args): ToolResult | Promise<ToolResult> {
   switch (a.target) {
     case 'dom':
-      if (!a.selector) return ctx.error('dom needs selector, e.g. analyze({target:"dom", selector:"#main button"})');
+      if (!a.selector) throw gasolineError('invalid_argument', 'dom needs selector, e.g. analyze({target:"dom", selector:"#main button"})');
       return runCommand(ctx, 'dom_query', pick(a, ['selector', 'include_styles', 'include_children', 'max_depth', 'properties']), { tabId: a.tab_id });
     case 'page_info':
       return runCommand(ctx, 'page_info', {}, { tabId: a.tab_id });
@@ -65,9 +66,9 @@ function pick(a: Args, keys: Array<keyof Args>): Record<string, unknown> {
 }
 
 function analyzeStored(ctx: ToolContext, a: Args): ToolResult | Promise<ToolResult> {
-  const reader = ctx.reader();
-  if (typeof reader === 'string') return ctx.error(reader);
-  const text = (s: string): ToolResult => (s.startsWith('ERROR ') ? ctx.error(s.slice(6)) : budgeted(ctx, s, a.budget ?? DEFAULT_BUDGET, 'narrow with url or limit'));
+  // no store, no analysis: throws no_ingest
+  ctx.reader();
+  const text = (s: string): ToolResult => budgeted(ctx, s, a.budget ?? DEFAULT_BUDGET, 'narrow with url or limit');
   switch (a.target) {
     case 'performance':
       return text(perf(ctx, a));
@@ -76,14 +77,14 @@ function analyzeStored(ctx: ToolContext, a: Args): ToolResult | Promise<ToolResu
     case 'security':
       return text(security(ctx, a));
     case 'changes': {
-      if (!a.checkpoint) return ctx.error('changes needs checkpoint: create one first with configure({action:"checkpoint", checkpoint_action:"create", name:"before-fix"})');
+      if (!a.checkpoint) throw gasolineError('invalid_argument', 'changes needs checkpoint: create one first with configure({action:"checkpoint", checkpoint_action:"create", name:"before-fix"})');
       const cp = ctx.client.checkpoints.get(a.checkpoint);
-      if (!cp) return ctx.error(`no checkpoint "${a.checkpoint}"; list them with configure({action:"checkpoint", checkpoint_action:"list"})`);
+      if (!cp) throw gasolineError('unknown_name', `no checkpoint "${a.checkpoint}"; list them with configure({action:"checkpoint", checkpoint_action:"list"})`);
       return changes(ctx, cp.ords, cp.name, cp.created_at).then(text);
     }
     default:
       // the live targets are answered by the extension, in analyze() above
-      return ctx.error(`target ${a.target} is not a stored-data analysis`);
+      throw gasolineError('internal', `target ${a.target} is not a stored-data analysis`);
   }
 }
 
@@ -113,11 +114,10 @@ interface Cluster {
 }
 
 /** Error signatures and their counts, most frequent first; folded by the scan worker, off the main thread. */
-async function errorClusters(ctx: ToolContext, from?: number, to?: number): Promise<{ clusters: Cluster[]; partial: boolean } | string> {
-  const reader = ctx.reader() as Exclude<ReturnType<ToolContext['reader']>, string>;
+async function errorClusters(ctx: ToolContext, from?: number, to?: number): Promise<{ clusters: Cluster[]; partial: boolean }> {
+  const reader = ctx.reader();
   const k = kindId('logs');
   const folded = await foldFor(ctx, { kinds: [k], start: [from ?? reader.tailOrd(k)], ...(to !== undefined ? { to: [to] } : {}), maxScan: MAX_SCAN, filter: { what: 'errors' }, fold: true, by: 'signature', maxGroups: MAX_GROUPS_LIMIT, wallMs: MAX_WALL_MS }, true);
-  if (typeof folded === 'string') return folded;
   const r = folded.results[0]!;
   return {
     clusters: folded.groups.map((g) => ({ sig: g.key, count: g.count, first: g.firstTime, last: g.lastTime })).sort((x, y) => y.count - x.count || y.last - x.last),
@@ -128,7 +128,6 @@ async function errorClusters(ctx: ToolContext, from?: number, to?: number): Prom
 
 async function clusters(ctx: ToolContext, a: Args): Promise<string> {
   const got = await errorClusters(ctx);
-  if (typeof got === 'string') return got;
   const cs = got.clusters;
   if (!cs.length) return 'error_clusters: no errors buffered';
   const limit = a.limit ?? 20;
@@ -138,13 +137,11 @@ async function clusters(ctx: ToolContext, a: Args): Promise<string> {
 }
 
 async function changes(ctx: ToolContext, ords: number[], name: string, at: string): Promise<string> {
-  const reader = ctx.reader() as Exclude<ReturnType<ToolContext['reader']>, string>;
+  const reader = ctx.reader();
   const logsK = kindId('logs');
   const beforeClusters = await errorClusters(ctx, undefined, ords[logsK]!);
-  if (typeof beforeClusters === 'string') return beforeClusters;
   const before = new Set(beforeClusters.clusters.map((c) => c.sig));
   const afterClusters = await errorClusters(ctx, Math.max(ords[logsK]!, reader.tailOrd(logsK)));
-  if (typeof afterClusters === 'string') return afterClusters;
   const after = afterClusters.clusters;
   const newSigs = after.filter((c) => !before.has(c.sig));
   const netK = kindId('network');
@@ -184,7 +181,7 @@ async function changes(ctx: ToolContext, ords: number[], name: string, at: strin
 }
 
 function security(ctx: ToolContext, a: Args): string {
-  const reader = ctx.reader() as Exclude<ReturnType<ToolContext['reader']>, string>;
+  const reader = ctx.reader();
   const findings = new Map<string, { severity: string; what: string; where: string; count: number }>();
   const add = (severity: string, what: string, where: string): void => {
     const key = `${what}|${where}`;

@@ -69,10 +69,10 @@ const KIND_OF: Record<string, Kind[]> = {
 
 export async function observe(ctx: ToolContext, a: Args): Promise<ToolResult> {
   if (a.what === 'command_result') return commandResult(ctx, a.query_id);
-  const reader = ctx.reader();
-  if (typeof reader === 'string') return ctx.error(reader);
+  // no store, no answer: throws no_ingest before any cursor moves
+  ctx.reader();
   const budget = (a.budget ?? DEFAULT_BUDGET) - (a.reserve ?? 0);
-  const answer = (out: string, hint: string): ToolResult => (out.startsWith('ERROR ') ? ctx.error(out.slice(6)) : budgeted(ctx, out, budget, hint));
+  const answer = (out: string, hint: string): ToolResult => budgeted(ctx, out, budget, hint);
   switch (a.what) {
     case 'summary':
       return answer(await oneAtATime(ctx.client, () => summary(ctx)), 'ask per kind with the calls named above');
@@ -94,9 +94,9 @@ export async function observe(ctx: ToolContext, a: Args): Promise<ToolResult> {
 
 /** Paging back: the `limit` matching records just before the cursor that fit the budget, oldest first. */
 function listBefore(ctx: ToolContext, a: Args, kinds: Kind[]): string {
-  const reader = ctx.reader() as Exclude<ReturnType<ToolContext['reader']>, string>;
+  const reader = ctx.reader();
   const c = decodeCursor(a.before!, kinds.length);
-  if (!c) return `ERROR ${badCursor('before', a.before!, a.what)}`;
+  if (!c) throw badCursor('before', a.before!, a.what);
   // a cursor over an answered range pages back from that range's end
   const end = 'at' in c ? c.at : c.to;
   const limit = a.limit ?? 50;
@@ -123,7 +123,7 @@ function listBefore(ctx: ToolContext, a: Args, kinds: Kind[]): string {
 const MAX_CONNS = 1000;
 
 async function websocketStatus(ctx: ToolContext, a: Args): Promise<string> {
-  const reader = ctx.reader() as Exclude<ReturnType<ToolContext['reader']>, string>;
+  const reader = ctx.reader();
   const k = kindId('ws_events');
   interface Conn { id: string; url: string; state: string; in: number; out: number; first: number; last: number; lastMsg: string; code?: unknown }
   const conns = new Map<string, Conn>();
@@ -162,7 +162,7 @@ async function websocketStatus(ctx: ToolContext, a: Args): Promise<string> {
 
 /** Latest snapshot per URL with ratings; also used by analyze. */
 export function perfByUrl(ctx: ToolContext): Map<string, Array<{ t: number; timing: Partial<Record<Metric, number | null>> }>> {
-  const reader = ctx.reader() as Exclude<ReturnType<ToolContext['reader']>, string>;
+  const reader = ctx.reader();
   const k = kindId('perf');
   const r = scan(reader, { kind: k, from: reader.tailOrd(k), limit: MAX_SCAN, maxScan: MAX_SCAN });
   const by = new Map<string, Array<{ t: number; timing: Partial<Record<Metric, number | null>> }>>();
@@ -192,7 +192,7 @@ function performance(ctx: ToolContext, a: Args): string {
 }
 
 function page(ctx: ToolContext): string {
-  const reader = ctx.reader() as Exclude<ReturnType<ToolContext['reader']>, string>;
+  const reader = ctx.reader();
   let best: { t: number; url: string; tab: number } | undefined;
   for (const kind of ['actions', 'perf', 'logs', 'network'] as Kind[]) {
     const k = kindId(kind);
@@ -208,11 +208,11 @@ function page(ctx: ToolContext): string {
   return `page: ${best.url}${best.tab >= 0 ? ` tab=${best.tab}` : ''}, last reported ${Math.round((Date.now() - best.t) / 1000)}s ago (${ext})`;
 }
 
-function startOrds(ctx: ToolContext, a: Args, kinds: Kind[]): number[] | string {
-  const reader = ctx.reader() as Exclude<ReturnType<ToolContext['reader']>, string>;
+function startOrds(ctx: ToolContext, a: Args, kinds: Kind[]): number[] {
+  const reader = ctx.reader();
   if (a.after) {
     const c = decodeCursor(a.after, kinds.length);
-    if (!c || !('at' in c)) return badCursor('after', a.after, a.what);
+    if (!c || !('at' in c)) throw badCursor('after', a.after, a.what);
     return c.at;
   }
   if (a.from === 'start') return kinds.map((k) => reader.tailOrd(kindId(k)));
@@ -225,9 +225,8 @@ function startOrds(ctx: ToolContext, a: Args, kinds: Kind[]): number[] | string 
  * window) and bytes, parsing only the few records it shows.
  */
 async function errorBundles(ctx: ToolContext, a: Args): Promise<string> {
-  const reader = ctx.reader() as Exclude<ReturnType<ToolContext['reader']>, string>;
+  const reader = ctx.reader();
   const start = startOrds(ctx, a, ['logs']);
-  if (typeof start === 'string') return `ERROR ${start}`;
   const windowMs = (a.window_s ?? 5) * 1000;
   const k = kindId('logs');
   const limit = Math.min(a.limit ?? 5, 20);

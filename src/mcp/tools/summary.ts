@@ -28,7 +28,7 @@ const arg = (s: string, n: number): string => JSON.stringify(s.slice(0, n));
 const abnormal = (code: unknown): boolean => code !== 1000 && code !== 1001;
 
 export async function summary(ctx: ToolContext): Promise<string> {
-  const reader = ctx.reader() as StoreReader;
+  const reader = ctx.reader();
   const from = ctx.client.summaryCursors;
   const latest = KINDS.map((_k, id) => reader.latestOrd(id));
   const news = KINDS.map((_k, id) => latest[id]! - Math.max(from[id]!, reader.tailOrd(id)));
@@ -38,9 +38,7 @@ export async function summary(ctx: ToolContext): Promise<string> {
 
   // the two big folds run in the scan worker; the ws and perf scans below read rare records
   const errors = await foldKind(ctx, 'logs', from, next, 'errors', true);
-  if (typeof errors === 'string') return errors;
   const failing = await foldKind(ctx, 'network', from, next, 'failing', false);
-  if (typeof failing === 'string') return failing;
   const ws = await wsTrouble(reader, work, from, next);
   const perf = await perfRegressions(reader, work, from[kindId('perf')]!);
   KINDS.forEach((_k, id) => (from[id] = next[id]!));
@@ -115,10 +113,9 @@ interface Folded {
   partial: boolean;
 }
 
-async function foldKind(ctx: ToolContext, kind: Kind, from: number[], next: number[], what: 'errors' | 'failing', hideNoise: boolean): Promise<Folded | string> {
+async function foldKind(ctx: ToolContext, kind: Kind, from: number[], next: number[], what: 'errors' | 'failing', hideNoise: boolean): Promise<Folded> {
   const k = kindId(kind);
   const folded = await foldFor(ctx, { kinds: [k], start: [from[k]!], maxScan: MAX_SCAN, filter: { what }, fold: true }, hideNoise);
-  if (typeof folded === 'string') return folded;
   const r = folded.results[0]!;
   next[k] = r.next;
   return { folded, hidden: r.hidden, partial: !r.atEnd || r.stopped };
