@@ -14,3 +14,10 @@ export { MAX_GROUPS_LIMIT, MAX_WALL_MS, runFoldQuery, type FoldAnswer, type Fold
 export { hider, noiseField, type NoiseField, type NoiseSpec } from './noise.js';
 export { badCursor, decodeCursor, encodeAt, encodeRest, type Cursor } from './cursor.js';
 export { errorKeysBefore, latestCheckpoint, type CheckpointMark } from './checkpoint-keys.js';
+export { loadsSince, PERF_MAX_SCAN, perfByUrl, perfByUrlSliced, type Load, type Timing } from './perf.js';
+export { abnormalClose, MAX_CONNS, wsConnections, wsErrorsSince, wsTroubleSince, type WsConnection, type WsTrouble } from './websocket.js';
+export { lastPage, type LastPage } from './page.js';
+export { hitsBefore, type BackSpec } from './page-back.js';
+export { errorContext, findErrors, type ErrorsSpec, type FoundErrors } from './error-bundles.js';
+export { failingEndpoints } from './failing.js';
+export { securityFindings, type FindingSeverity, type SecurityFinding } from './security.js';

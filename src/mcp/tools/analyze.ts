@@ -7,18 +7,13 @@
 import { z } from 'zod';
 import { gasolineError } from '../../errors.js';
 import { kindId } from '../../domain/kinds.js';
-import { pathTemplate } from '../../domain/signals/signature.js';
 import { baselineOf, regressions, type Metric } from '../../domain/signals/vitals.js';
+import { failingEndpoints, loadsSince, MAX_GROUPS_LIMIT, MAX_WALL_MS, perfByUrl, securityFindings, wsErrorsSince } from '../../query/index.js';
 import { DEFAULT_BUDGET } from '../render/budget.js';
 import { budgeted } from '../render/egress.js';
 import { clock } from '../render/format.js';
-import { scan, type Hit } from '../../query/index.js';
-import { ScanBudget, scanSliced } from '../../query/index.js';
-import { isFailing, prefilter } from '../../query/index.js';
-import { MAX_GROUPS_LIMIT, MAX_WALL_MS } from '../../query/index.js';
-import { foldFor } from './fold-call.js';
-import { perfByUrl } from './observe.js';
 import type { ToolContext, ToolResult } from './context.js';
+import { foldFor } from './fold-call.js';
 import { runCommand } from './run-command.js';
 
 export const ANALYZE_TARGETS = ['performance', 'changes', 'error_clusters', 'security', 'dom', 'page_info', 'accessibility'] as const;
@@ -91,7 +86,7 @@ function analyzeStored(ctx: ToolContext, a: Args): ToolResult | Promise<ToolResu
 function perf(ctx: ToolContext, a: Args): string {
   const out: string[] = [];
   let urls = 0;
-  for (const [url, snaps] of perfByUrl(ctx)) {
+  for (const [url, snaps] of perfByUrl(ctx.reader())) {
     if (a.url && !url.includes(a.url)) continue;
     urls++;
     if (snaps.length < 2) continue;
@@ -146,28 +141,16 @@ async function changes(ctx: ToolContext, ords: number[], name: string, at: strin
   const newSigs = after.filter((c) => !before.has(c.sig));
   const netK = kindId('network');
   // read in slices (up to 50 000 records each side): the main thread keeps emitting pushes meanwhile
-  const failing = async (from: number, to: number): Promise<Map<string, number>> => {
-    const m = new Map<string, number>();
-    const sink = (h: Hit): boolean => {
-      const key = `${String(h.rec.method)} ${pathTemplate(String(h.rec.url))} → ${String(h.rec.status)}`;
-      m.set(key, (m.get(key) ?? 0) + 1);
-      return true;
-    };
-    // summary's filter for failed requests: the byte pre-filter skips the JSON.parse of the rest
-    await scanSliced(reader, { kind: netK, from, to, limit: 0, maxScan: MAX_SCAN, ...prefilter({ what: 'failing' }), match: isFailing, sink }, new ScanBudget(MAX_WALL_MS));
-    return m;
-  };
-  const failedBefore = await failing(reader.tailOrd(netK), ords[netK]!);
-  const failedAfter = await failing(Math.max(ords[netK]!, reader.tailOrd(netK)), Number.MAX_SAFE_INTEGER);
+  const failedBefore = await failingEndpoints(reader, reader.tailOrd(netK), ords[netK]!, MAX_SCAN, MAX_WALL_MS);
+  const failedAfter = await failingEndpoints(reader, Math.max(ords[netK]!, reader.tailOrd(netK)), Number.MAX_SAFE_INTEGER, MAX_SCAN, MAX_WALL_MS);
   const newlyFailing = [...failedAfter].filter(([k]) => !failedBefore.has(k));
-  const wsK = kindId('ws_events');
-  const wsErrors = scan(reader, { kind: wsK, from: Math.max(ords[wsK]!, reader.tailOrd(wsK)), limit: 50, maxScan: MAX_SCAN, match: (r) => r.event === 'error' || (r.event === 'close' && r.code !== 1000 && r.code !== 1001) }).hits;
-  const perfK = kindId('perf');
+  const wsErrors = wsErrorsSince(reader, ords[kindId('ws_events')]!, 50, MAX_SCAN);
+  const perfFrom = ords[kindId('perf')]!;
   const perfDeltas: string[] = [];
-  for (const [url, snaps] of perfByUrl(ctx)) {
-    const cut = scan(reader, { kind: perfK, from: Math.max(ords[perfK]!, reader.tailOrd(perfK)), limit: 1000, maxScan: MAX_SCAN, match: (r) => r.url === url }).hits;
+  for (const [url, snaps] of perfByUrl(reader)) {
+    const cut = loadsSince(reader, url, perfFrom, MAX_SCAN);
     if (!cut.length || snaps.length === cut.length) continue;
-    const regs = regressions(baselineOf(snaps.slice(0, snaps.length - cut.length).map((s) => s.timing)), cut[cut.length - 1]!.rec.timing as Partial<Record<Metric, number | null>>);
+    const regs = regressions(baselineOf(snaps.slice(0, snaps.length - cut.length).map((s) => s.timing)), cut[cut.length - 1]!.timing);
     if (regs.length) perfDeltas.push(`${url}: ${regs.map((r) => `${r.metric} ${r.change}`).join(', ')}`);
   }
   const lines = [`changes since checkpoint "${name}" (${at}):`];
@@ -181,52 +164,8 @@ async function changes(ctx: ToolContext, ords: number[], name: string, at: strin
 }
 
 function security(ctx: ToolContext, a: Args): string {
-  const reader = ctx.reader();
-  const findings = new Map<string, { severity: string; what: string; where: string; count: number }>();
-  const add = (severity: string, what: string, where: string): void => {
-    const key = `${what}|${where}`;
-    const f = findings.get(key);
-    if (f) f.count++;
-    else findings.set(key, { severity, what, where, count: 1 });
-  };
-  const credParam = /[?&](?:password|passwd|pwd|token|access_token|api_key|apikey|secret|client_secret|auth|session)=/i;
-  for (const kind of ['network', 'network_bodies'] as const) {
-    const k = kindId(kind);
-    for (const h of scan(reader, { kind: k, from: reader.tailOrd(k), limit: MAX_SCAN, maxScan: MAX_SCAN }).hits) {
-      const url = String(h.rec.url ?? '');
-      if (a.url && !url.includes(a.url)) continue;
-      const where = pathTemplate(url);
-      if (/^[a-z]+:\/\/[^/?#]*@/i.test(url)) add('high', 'credentials in URL (userinfo)', where);
-      if (credParam.test(url)) add('high', 'credential-like query parameter in URL', where);
-      const page = String(h.rec.page_url ?? '');
-      if (page.startsWith('https:') && url.startsWith('http:')) add('medium', 'mixed content (http request from an https page)', where);
-      if (kind !== 'network_bodies') continue;
-      const headers = lower((h.rec.response_headers ?? {}) as Record<string, string>);
-      const setCookie = headers['set-cookie'];
-      if (setCookie) {
-        for (const c of setCookie.split(/\n|,(?=\s*[^;=]+=)/)) {
-          const name = c.split('=')[0]!.trim();
-          if (!/;\s*secure/i.test(c) && url.startsWith('https:')) add('medium', `cookie ${name} without Secure`, where);
-          if (!/;\s*httponly/i.test(c)) add('low', `cookie ${name} without HttpOnly`, where);
-        }
-      }
-      const ctype = String(h.rec.content_type ?? headers['content-type'] ?? '');
-      if (ctype.includes('text/html') && Object.keys(headers).length) {
-        if (!headers['content-security-policy']) add('medium', 'document without Content-Security-Policy', where);
-        if (!headers['x-content-type-options']) add('low', 'document without X-Content-Type-Options: nosniff', where);
-        if (url.startsWith('https:') && !headers['strict-transport-security']) add('low', 'https document without Strict-Transport-Security', where);
-        if (!headers['x-frame-options'] && !/frame-ancestors/i.test(headers['content-security-policy'] ?? '')) add('low', 'document without X-Frame-Options or frame-ancestors', where);
-      }
-    }
-  }
-  if (!findings.size) return 'security: no findings in captured traffic (turn on network body capture in the extension for header checks)';
-  const order = { high: 0, medium: 1, low: 2 } as Record<string, number>;
-  const rows = [...findings.values()].sort((x, y) => order[x.severity]! - order[y.severity]! || y.count - x.count).slice(0, a.limit ?? 50);
-  return `security: ${findings.size} findings\n${rows.map((f) => `[${f.severity}] ${f.what} — ${f.where}${f.count > 1 ? ` (${f.count}×)` : ''}`).join('\n')}`;
-}
-
-function lower(h: Record<string, string>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(h)) out[k.toLowerCase()] = v;
-  return out;
+  const findings = securityFindings(ctx.reader(), MAX_SCAN, a.url);
+  if (!findings.length) return 'security: no findings in captured traffic (turn on network body capture in the extension for header checks)';
+  const rows = findings.slice(0, a.limit ?? 50);
+  return `security: ${findings.length} findings\n${rows.map((f) => `[${f.severity}] ${f.what} — ${f.where}${f.count > 1 ? ` (${f.count}×)` : ''}`).join('\n')}`;
 }

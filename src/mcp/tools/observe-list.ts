@@ -5,15 +5,11 @@
  * shown. Whatever did not fit is counted and reachable by a cursor over the same range.
  */
 import { kindId, type Kind } from '../../domain/kinds.js';
-import { bySeverityThenNewest, type Group } from '../../query/index.js';
-import type { FoldAnswer, KindResult } from '../../query/index.js';
-import { foldFor } from './fold-call.js';
+import { badCursor, bySeverityThenNewest, decodeCursor, encodeAt, encodeRest, errorKeysBefore, latestCheckpoint, type FilterArgs, type FoldAnswer, type Group, type KindResult } from '../../query/index.js';
 import { DEFAULT_BUDGET, fill } from '../render/budget.js';
-import { badCursor, decodeCursor, encodeAt, encodeRest } from '../../query/index.js';
-import { errorKeysBefore, latestCheckpoint } from '../../query/index.js';
 import { clock, line } from '../render/format.js';
 import type { ToolContext } from './context.js';
-import type { FilterArgs } from '../../query/index.js';
+import { foldFor } from './fold-call.js';
 
 export interface ListArgs extends FilterArgs {
   limit?: number | undefined;
