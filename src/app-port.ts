@@ -4,6 +4,7 @@
  * tools still respond.
  */
 import type { Config } from './config.js';
+import { gasolineError } from './errors.js';
 import { ClientRegistry } from './clients/client-state.js';
 import type { CommandRouter } from './clients/commands.js';
 import type { AlertHub } from './domain/alerts/hub.js';
@@ -44,8 +45,10 @@ export function offlinePort(config: Readonly<Config>, reason: string, clients = 
   // egress still applies the configured rules: nothing else redacts when no worker runs
   const engine = compileRedaction(config.redaction);
   return {
-    reader: () => why,
-    fold: () => Promise.reject(new Error('the ingest server is not running')),
+    reader: () => {
+      throw gasolineError('no_ingest', why);
+    },
+    fold: () => Promise.reject(gasolineError('no_ingest', why)),
     producers: () => [],
     health: () => ({ status: 'no_ingest', reason: why }),
     egress: () => engine,

@@ -43,7 +43,7 @@ export const ERRORS = {
   // --- HTTP bodies
   body_too_large: { http: 413, wsClose: 0, summary: 'request body larger than the limit' },
   bad_json: { http: 400, wsClose: 0, summary: 'request body is not valid JSON' },
-  invalid_argument: { http: 400, wsClose: 0, summary: 'a tool argument is out of range or malformed (e.g. streaming throttle_seconds)' },
+  invalid_argument: { http: 400, wsClose: 0, summary: 'a tool argument is missing, out of range or malformed (e.g. streaming throttle_seconds)' },
   bad_content_type: { http: 415, wsClose: 0, summary: 'content type must be application/json' },
   invalid_body: { http: 400, wsClose: 0, summary: 'request body does not match the route schema' },
   // --- capacity
@@ -51,7 +51,11 @@ export const ERRORS = {
   input_full: { http: 503, wsClose: 1013, summary: 'ingest input buffer is full' },
   poison: { http: 500, wsClose: 0, summary: 'batch crashed a worker twice and was discarded' },
   internal: { http: 500, wsClose: 1011, summary: 'internal error' },
-  // --- tool calls (MCP isError text starts with the code)
+  // --- tool calls (MCP isError text starts with the code: src/mcp/error-result.ts)
+  no_ingest: { http: 503, wsClose: 0, summary: 'the ingest server is not running (its port is taken or it did not start): no browser data, no commands' },
+  unknown_name: { http: 404, wsClose: 0, summary: 'no checkpoint, noise rule or store key by that name for this client' },
+  limit_reached: { http: 409, wsClose: 0, summary: 'a per-client limit (checkpoints, noise rules, store keys) is reached; remove one first' },
+  buffers_busy: { http: 503, wsClose: 0, summary: 'the shared buffers are being written by ingest right now; try again' },
   bad_cursor: { http: 400, wsClose: 0, summary: 'cursor was not handed out by this kind of result' },
   scan_busy: { http: 503, wsClose: 0, summary: 'too many reads are waiting for the scan worker' },
   scan_failed: { http: 500, wsClose: 0, summary: 'the scan worker crashed or did not answer in time; the read can be repeated' },

@@ -6,7 +6,7 @@
 import './stdout-guard.js';
 import { parentPort, workerData } from 'node:worker_threads';
 import { StoreReader } from '../src/shm/index.js';
-import { runFoldQuery } from '../src/mcp/answer/fold-query.js';
+import { runFoldQuery } from '../src/query/index.js';
 import type { ScanRequest, ScanReply, ScanWorkerInit } from '../src/pool/scan-worker.js';
 
 const init = workerData as ScanWorkerInit;

@@ -4,7 +4,9 @@
  */
 import { createHash } from 'node:crypto';
 import { KIND_COUNT } from '../domain/kinds.js';
+import { gasolineError } from '../errors.js';
 import { unsafeUserPattern } from '../domain/redaction/safe-regex.js';
+import { noiseField, type NoiseField } from '../query/index.js';
 
 export interface Checkpoint {
   name: string;
@@ -15,7 +17,7 @@ export interface Checkpoint {
 
 export interface NoiseRule {
   id: string;
-  field: 'message' | 'source' | 'url';
+  field: NoiseField;
   pattern: string;
   re: RegExp;
   builtin: boolean;
@@ -45,9 +47,9 @@ export class ClientState {
   }
 
   addNoise(field: NoiseRule['field'], pattern: string, builtin = false): NoiseRule {
-    if (this.noise.length >= MAX_NOISE_RULES) throw new Error(`at most ${MAX_NOISE_RULES} noise rules; remove one first`);
+    if (this.noise.length >= MAX_NOISE_RULES) throw gasolineError('limit_reached', `at most ${MAX_NOISE_RULES} noise rules; remove one first`);
     const problem = unsafePattern(pattern);
-    if (problem) throw new Error(`pattern refused: ${problem}`);
+    if (problem) throw gasolineError('invalid_argument', `pattern refused: ${problem}`);
     const rule: NoiseRule = { id: `n${this.nextRule++}`, field, pattern, re: new RegExp(pattern, 'i'), builtin, hits: 0 };
     this.noise.push(rule);
     return rule;
@@ -73,16 +75,11 @@ export class ClientState {
   }
 
   addCheckpoint(name: string, ords: number[]): Checkpoint {
-    if (!this.checkpoints.has(name) && this.checkpoints.size >= MAX_CHECKPOINTS) throw new Error(`at most ${MAX_CHECKPOINTS} checkpoints; delete one first`);
+    if (!this.checkpoints.has(name) && this.checkpoints.size >= MAX_CHECKPOINTS) throw gasolineError('limit_reached', `at most ${MAX_CHECKPOINTS} checkpoints; delete one first`);
     const cp = { name, created_at: new Date().toISOString(), ords: [...ords] };
     this.checkpoints.set(name, cp);
     return cp;
   }
-}
-
-/** What a rule's field names in a record: a url rule also sees request_url. */
-export function noiseField(rec: Record<string, unknown>, field: NoiseRule['field']): unknown {
-  return field === 'url' ? (rec.url ?? rec.request_url) : rec[field];
 }
 
 /** Noise patterns run on page content on the main thread: the redaction room's safety check, shorter. */

@@ -8,7 +8,7 @@ import type { CommandRouter } from '../clients/commands.js';
 import type { AlertEnvelope } from '../domain/alerts/alert.js';
 import type { LiveRedaction, RedactionEngine } from '../domain/redaction/index.js';
 import type { StoreReader } from '../shm/index.js';
-import type { FoldAnswer, FoldQuery } from './answer/fold-query.js';
+import type { FoldAnswer, FoldQuery } from '../query/index.js';
 
 /** A connected producer as the tools show it (the extension, a CI sink, a test harness). */
 export interface ProducerView {
@@ -31,9 +31,9 @@ export interface AlertSource {
 }
 
 export interface McpPort {
-  /** the shared store, or a message saying why there is none (e.g. the port was taken) */
-  reader(): StoreReader | string;
-  /** a folded read of the rings, off the main thread (call only when reader() gave a reader) */
+  /** the shared store; throws GasolineError no_ingest saying why there is none (e.g. the port was taken) */
+  reader(): StoreReader;
+  /** a folded read of the rings, off the main thread; rejects with no_ingest, scan_busy or scan_failed */
   fold(q: FoldQuery): Promise<FoldAnswer>;
   producers(): ProducerView[];
   /** the /health report, or why there is no ingest */

@@ -7,13 +7,15 @@
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Config } from '../config.js';
+import { GasolineError } from '../errors.js';
 import { VERSION } from '../version.js';
+import { errorResult } from './error-result.js';
 import { GUIDE, INSTRUCTIONS } from './guide.js';
 import { analyze, AnalyzeInput } from './tools/analyze.js';
 import { configure, ConfigureInput } from './tools/configure.js';
 import type { ToolContext, ToolResult } from './tools/context.js';
 import { observe, ObserveInput } from './tools/observe.js';
-import { DEFAULT_BUDGET } from './answer/budget.js';
+import { DEFAULT_BUDGET } from './render/budget.js';
 import { AlertDelivery, type Notify } from './alerts.js';
 import { interact, InteractInput } from './tools/interact.js';
 import type { McpPort } from './port.js';
@@ -47,7 +49,6 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
   // Egress: every answer passes the same rule set the workers applied at ingest.
   const redact = (s: string): string => port.egress().redactText(s);
   const text = (s: string): ToolResult => ({ content: [{ type: 'text', text: redact(s) }] });
-  const error = (s: string): ToolResult => ({ content: [{ type: 'text', text: redact(s) }], isError: true });
   const ctx = (): ToolContext => ({
     reader: () => port.reader(),
     fold: (q) => port.fold(q),
@@ -58,7 +59,6 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
     producers: () => port.producers(),
     alerts: alerts.pendingSource,
     text,
-    error,
     redact,
   });
   // Alerts: the passive block on observe, a pending note on the other tools, and streaming.
@@ -78,7 +78,8 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
     try {
       return append(await fn(), alerts.note());
     } catch (e) {
-      return error(`internal error: ${(e as Error).message}; the server keeps running — retry, or check configure({action:"health"})`);
+      // a refusal with a code is an answer like any other: the pending-alerts note rides along
+      return e instanceof GasolineError ? append(errorResult(e, redact), alerts.note()) : errorResult(e, redact);
     }
   };
   // observe carries the waiting alerts; they share the caller's budget (a quarter at most, 2 000
@@ -91,7 +92,9 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
       block.commit();
       return append(r, block.text);
     } catch (e) {
-      return error(`internal error: ${(e as Error).message}; the server keeps running — retry, or check configure({action:"health"})`);
+      if (!(e instanceof GasolineError)) return errorResult(e, redact);
+      block.commit();
+      return append(errorResult(e, redact), block.text);
     }
   };
 

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { gasolineError } from '../errors.js';
 import { log } from '../log.js';
-import type { FoldAnswer, FoldQuery } from '../mcp/answer/fold-query.js';
+import type { FoldAnswer, FoldQuery } from '../query/index.js';
 import type { StoreBuffers } from '../shm/index.js';
 
 export interface ScanWorkerInit {

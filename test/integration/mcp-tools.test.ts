@@ -164,7 +164,9 @@ describe('analyze', () => {
 
   it('changes since a checkpoint: new signatures and newly failing endpoints only', async () => {
     const c = await agent('g3');
-    expect((await call(c, 'analyze', { target: 'changes', checkpoint: 'nope' })).isError).toBe(true);
+    const nope = await call(c, 'analyze', { target: 'changes', checkpoint: 'nope' });
+    expect(nope.isError).toBe(true);
+    expect(nope.text).toMatch(/^unknown_name: no checkpoint "nope"; list them with configure/);
     expect((await call(c, 'configure', { action: 'checkpoint', checkpoint_action: 'create', name: 'before-fix' })).text).toContain('created');
     await send({
       logs: [{ ts: Date.now(), level: 'error', type: 'exception', message: 'RangeError: bad index' }, { ts: Date.now(), level: 'error', type: 'exception', message: 'TypeError: x is undefined', stack: 'TypeError: x is undefined\n    at render (http://127.0.0.1:3000/app.js:10:5)' }],
@@ -197,7 +199,9 @@ describe('configure', () => {
 
   it('noise rules: add (unsafe patterns refused), list, remove', async () => {
     const c = await agent('h2');
-    expect((await call(c, 'configure', { action: 'noise_rule', noise_action: 'add', field: 'message', pattern: '(a+)+$' })).isError).toBe(true);
+    const unsafe = await call(c, 'configure', { action: 'noise_rule', noise_action: 'add', field: 'message', pattern: '(a+)+$' });
+    expect(unsafe.isError).toBe(true);
+    expect(unsafe.text).toMatch(/^invalid_argument: pattern refused: /);
     const added = await call(c, 'configure', { action: 'noise_rule', noise_action: 'add', field: 'message', pattern: 'TypeError' });
     const id = /rule (n\d+)/.exec(added.text)![1]!;
     expect((await call(c, 'observe', { what: 'errors', from: 'start' })).text).toMatch(/hidden by noise rules/);
@@ -221,7 +225,9 @@ describe('configure', () => {
     await call(c, 'configure', { action: 'store', store_action: 'set', key: 'note', value: 'login bug fixed' });
     const again = await agent('h5');
     expect((await call(again, 'configure', { action: 'store', store_action: 'get', key: 'note' })).text).toBe('login bug fixed');
-    expect((await call(again, 'configure', { action: 'store', store_action: 'get', key: 'missing' })).isError).toBe(true);
+    const missing = await call(again, 'configure', { action: 'store', store_action: 'get', key: 'missing' });
+    expect(missing.isError).toBe(true);
+    expect(missing.text).toMatch(/^unknown_name: no key "missing"/);
   });
 
   it('store never writes a secret to disk', async () => {
@@ -252,6 +258,10 @@ describe('without an ingest server (port taken)', () => {
     expect(r.isError).toBe(true);
     expect(r.text).toContain('already in use');
     expect(r.text).toContain('GASOLINE_PORT');
+    expect(r.text).toMatch(/^no_ingest: no browser data/);
+    const cmd = await call(c, 'interact', { action: 'refresh' });
+    expect(cmd.isError).toBe(true);
+    expect(cmd.text).toMatch(/^no_ingest: no browser commands/);
     expect((await call(c, 'configure', { action: 'health' })).text).toContain('no_ingest');
   });
 });

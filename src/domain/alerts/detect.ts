@@ -4,9 +4,9 @@
  * alerts are collected and handed over after the batch committed, aggregated by dedup key.
  */
 import type { Kind } from '../kinds.js';
-import { errorSignature, pathTemplate, topFrame } from '../query/signature.js';
-import { signatureHash } from '../query/signature-hash.js';
-import { regressions, type Metric } from '../query/vitals.js';
+import { errorSignature, pathTemplate, topFrame } from '../signals/signature.js';
+import { signatureHash } from '../signals/signature-hash.js';
+import { regressions, type Metric } from '../signals/vitals.js';
 import { hash32, PERF_METRICS, type DetectState } from '../../shm/detect-state.js';
 import { correlationId, type Alert, type AlertEnvelope } from './alert.js';
 

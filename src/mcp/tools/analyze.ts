@@ -5,19 +5,15 @@
  * commands (run-command.ts).
  */
 import { z } from 'zod';
+import { gasolineError } from '../../errors.js';
 import { kindId } from '../../domain/kinds.js';
-import { pathTemplate } from '../../domain/query/signature.js';
-import { baselineOf, regressions, type Metric } from '../../domain/query/vitals.js';
-import { DEFAULT_BUDGET } from '../answer/budget.js';
-import { budgeted } from '../answer/egress.js';
-import { clock } from '../format.js';
-import { scan, type Hit } from '../query.js';
-import { ScanBudget, scanSliced } from '../answer/sliced-scan.js';
-import { isFailing, prefilter } from './observe-filter.js';
-import { MAX_GROUPS_LIMIT, MAX_WALL_MS } from '../answer/fold-query.js';
-import { foldFor } from './fold-call.js';
-import { perfByUrl } from './observe.js';
+import { baselineOf, regressions, type Metric } from '../../domain/signals/vitals.js';
+import { failingEndpoints, loadsSince, MAX_GROUPS_LIMIT, MAX_WALL_MS, perfByUrl, securityFindings, wsErrorsSince } from '../../query/index.js';
+import { DEFAULT_BUDGET } from '../render/budget.js';
+import { budgeted } from '../render/egress.js';
+import { clock } from '../render/format.js';
 import type { ToolContext, ToolResult } from './context.js';
+import { foldFor } from './fold-call.js';
 import { runCommand } from './run-command.js';
 
 export const ANALYZE_TARGETS = ['performance', 'changes', 'error_clusters', 'security', 'dom', 'page_info', 'accessibility'] as const;
@@ -47,7 +43,7 @@ const MAX_SCAN = 50_000;
 export function analyze(ctx: ToolContext, a: Args): ToolResult | Promise<ToolResult> {
   switch (a.target) {
     case 'dom':
-      if (!a.selector) return ctx.error('dom needs selector, e.g. analyze({target:"dom", selector:"#main button"})');
+      if (!a.selector) throw gasolineError('invalid_argument', 'dom needs selector, e.g. analyze({target:"dom", selector:"#main button"})');
       return runCommand(ctx, 'dom_query', pick(a, ['selector', 'include_styles', 'include_children', 'max_depth', 'properties']), { tabId: a.tab_id });
     case 'page_info':
       return runCommand(ctx, 'page_info', {}, { tabId: a.tab_id });
@@ -65,9 +61,9 @@ function pick(a: Args, keys: Array<keyof Args>): Record<string, unknown> {
 }
 
 function analyzeStored(ctx: ToolContext, a: Args): ToolResult | Promise<ToolResult> {
-  const reader = ctx.reader();
-  if (typeof reader === 'string') return ctx.error(reader);
-  const text = (s: string): ToolResult => (s.startsWith('ERROR ') ? ctx.error(s.slice(6)) : budgeted(ctx, s, a.budget ?? DEFAULT_BUDGET, 'narrow with url or limit'));
+  // no store, no analysis: throws no_ingest
+  ctx.reader();
+  const text = (s: string): ToolResult => budgeted(ctx, s, a.budget ?? DEFAULT_BUDGET, 'narrow with url or limit');
   switch (a.target) {
     case 'performance':
       return text(perf(ctx, a));
@@ -76,21 +72,21 @@ function analyzeStored(ctx: ToolContext, a: Args): ToolResult | Promise<ToolResu
     case 'security':
       return text(security(ctx, a));
     case 'changes': {
-      if (!a.checkpoint) return ctx.error('changes needs checkpoint: create one first with configure({action:"checkpoint", checkpoint_action:"create", name:"before-fix"})');
+      if (!a.checkpoint) throw gasolineError('invalid_argument', 'changes needs checkpoint: create one first with configure({action:"checkpoint", checkpoint_action:"create", name:"before-fix"})');
       const cp = ctx.client.checkpoints.get(a.checkpoint);
-      if (!cp) return ctx.error(`no checkpoint "${a.checkpoint}"; list them with configure({action:"checkpoint", checkpoint_action:"list"})`);
+      if (!cp) throw gasolineError('unknown_name', `no checkpoint "${a.checkpoint}"; list them with configure({action:"checkpoint", checkpoint_action:"list"})`);
       return changes(ctx, cp.ords, cp.name, cp.created_at).then(text);
     }
     default:
       // the live targets are answered by the extension, in analyze() above
-      return ctx.error(`target ${a.target} is not a stored-data analysis`);
+      throw gasolineError('internal', `target ${a.target} is not a stored-data analysis`);
   }
 }
 
 function perf(ctx: ToolContext, a: Args): string {
   const out: string[] = [];
   let urls = 0;
-  for (const [url, snaps] of perfByUrl(ctx)) {
+  for (const [url, snaps] of perfByUrl(ctx.reader())) {
     if (a.url && !url.includes(a.url)) continue;
     urls++;
     if (snaps.length < 2) continue;
@@ -113,11 +109,10 @@ interface Cluster {
 }
 
 /** Error signatures and their counts, most frequent first; folded by the scan worker, off the main thread. */
-async function errorClusters(ctx: ToolContext, from?: number, to?: number): Promise<{ clusters: Cluster[]; partial: boolean } | string> {
-  const reader = ctx.reader() as Exclude<ReturnType<ToolContext['reader']>, string>;
+async function errorClusters(ctx: ToolContext, from?: number, to?: number): Promise<{ clusters: Cluster[]; partial: boolean }> {
+  const reader = ctx.reader();
   const k = kindId('logs');
   const folded = await foldFor(ctx, { kinds: [k], start: [from ?? reader.tailOrd(k)], ...(to !== undefined ? { to: [to] } : {}), maxScan: MAX_SCAN, filter: { what: 'errors' }, fold: true, by: 'signature', maxGroups: MAX_GROUPS_LIMIT, wallMs: MAX_WALL_MS }, true);
-  if (typeof folded === 'string') return folded;
   const r = folded.results[0]!;
   return {
     clusters: folded.groups.map((g) => ({ sig: g.key, count: g.count, first: g.firstTime, last: g.lastTime })).sort((x, y) => y.count - x.count || y.last - x.last),
@@ -128,7 +123,6 @@ async function errorClusters(ctx: ToolContext, from?: number, to?: number): Prom
 
 async function clusters(ctx: ToolContext, a: Args): Promise<string> {
   const got = await errorClusters(ctx);
-  if (typeof got === 'string') return got;
   const cs = got.clusters;
   if (!cs.length) return 'error_clusters: no errors buffered';
   const limit = a.limit ?? 20;
@@ -138,39 +132,25 @@ async function clusters(ctx: ToolContext, a: Args): Promise<string> {
 }
 
 async function changes(ctx: ToolContext, ords: number[], name: string, at: string): Promise<string> {
-  const reader = ctx.reader() as Exclude<ReturnType<ToolContext['reader']>, string>;
+  const reader = ctx.reader();
   const logsK = kindId('logs');
   const beforeClusters = await errorClusters(ctx, undefined, ords[logsK]!);
-  if (typeof beforeClusters === 'string') return beforeClusters;
   const before = new Set(beforeClusters.clusters.map((c) => c.sig));
   const afterClusters = await errorClusters(ctx, Math.max(ords[logsK]!, reader.tailOrd(logsK)));
-  if (typeof afterClusters === 'string') return afterClusters;
   const after = afterClusters.clusters;
   const newSigs = after.filter((c) => !before.has(c.sig));
   const netK = kindId('network');
   // read in slices (up to 50 000 records each side): the main thread keeps emitting pushes meanwhile
-  const failing = async (from: number, to: number): Promise<Map<string, number>> => {
-    const m = new Map<string, number>();
-    const sink = (h: Hit): boolean => {
-      const key = `${String(h.rec.method)} ${pathTemplate(String(h.rec.url))} → ${String(h.rec.status)}`;
-      m.set(key, (m.get(key) ?? 0) + 1);
-      return true;
-    };
-    // summary's filter for failed requests: the byte pre-filter skips the JSON.parse of the rest
-    await scanSliced(reader, { kind: netK, from, to, limit: 0, maxScan: MAX_SCAN, ...prefilter({ what: 'failing' }), match: isFailing, sink }, new ScanBudget(MAX_WALL_MS));
-    return m;
-  };
-  const failedBefore = await failing(reader.tailOrd(netK), ords[netK]!);
-  const failedAfter = await failing(Math.max(ords[netK]!, reader.tailOrd(netK)), Number.MAX_SAFE_INTEGER);
+  const failedBefore = await failingEndpoints(reader, reader.tailOrd(netK), ords[netK]!, MAX_SCAN, MAX_WALL_MS);
+  const failedAfter = await failingEndpoints(reader, Math.max(ords[netK]!, reader.tailOrd(netK)), Number.MAX_SAFE_INTEGER, MAX_SCAN, MAX_WALL_MS);
   const newlyFailing = [...failedAfter].filter(([k]) => !failedBefore.has(k));
-  const wsK = kindId('ws_events');
-  const wsErrors = scan(reader, { kind: wsK, from: Math.max(ords[wsK]!, reader.tailOrd(wsK)), limit: 50, maxScan: MAX_SCAN, match: (r) => r.event === 'error' || (r.event === 'close' && r.code !== 1000 && r.code !== 1001) }).hits;
-  const perfK = kindId('perf');
+  const wsErrors = wsErrorsSince(reader, ords[kindId('ws_events')]!, 50, MAX_SCAN);
+  const perfFrom = ords[kindId('perf')]!;
   const perfDeltas: string[] = [];
-  for (const [url, snaps] of perfByUrl(ctx)) {
-    const cut = scan(reader, { kind: perfK, from: Math.max(ords[perfK]!, reader.tailOrd(perfK)), limit: 1000, maxScan: MAX_SCAN, match: (r) => r.url === url }).hits;
+  for (const [url, snaps] of perfByUrl(reader)) {
+    const cut = loadsSince(reader, url, perfFrom, MAX_SCAN);
     if (!cut.length || snaps.length === cut.length) continue;
-    const regs = regressions(baselineOf(snaps.slice(0, snaps.length - cut.length).map((s) => s.timing)), cut[cut.length - 1]!.rec.timing as Partial<Record<Metric, number | null>>);
+    const regs = regressions(baselineOf(snaps.slice(0, snaps.length - cut.length).map((s) => s.timing)), cut[cut.length - 1]!.timing);
     if (regs.length) perfDeltas.push(`${url}: ${regs.map((r) => `${r.metric} ${r.change}`).join(', ')}`);
   }
   const lines = [`changes since checkpoint "${name}" (${at}):`];
@@ -184,52 +164,8 @@ async function changes(ctx: ToolContext, ords: number[], name: string, at: strin
 }
 
 function security(ctx: ToolContext, a: Args): string {
-  const reader = ctx.reader() as Exclude<ReturnType<ToolContext['reader']>, string>;
-  const findings = new Map<string, { severity: string; what: string; where: string; count: number }>();
-  const add = (severity: string, what: string, where: string): void => {
-    const key = `${what}|${where}`;
-    const f = findings.get(key);
-    if (f) f.count++;
-    else findings.set(key, { severity, what, where, count: 1 });
-  };
-  const credParam = /[?&](?:password|passwd|pwd|token|access_token|api_key|apikey|secret|client_secret|auth|session)=/i;
-  for (const kind of ['network', 'network_bodies'] as const) {
-    const k = kindId(kind);
-    for (const h of scan(reader, { kind: k, from: reader.tailOrd(k), limit: MAX_SCAN, maxScan: MAX_SCAN }).hits) {
-      const url = String(h.rec.url ?? '');
-      if (a.url && !url.includes(a.url)) continue;
-      const where = pathTemplate(url);
-      if (/^[a-z]+:\/\/[^/?#]*@/i.test(url)) add('high', 'credentials in URL (userinfo)', where);
-      if (credParam.test(url)) add('high', 'credential-like query parameter in URL', where);
-      const page = String(h.rec.page_url ?? '');
-      if (page.startsWith('https:') && url.startsWith('http:')) add('medium', 'mixed content (http request from an https page)', where);
-      if (kind !== 'network_bodies') continue;
-      const headers = lower((h.rec.response_headers ?? {}) as Record<string, string>);
-      const setCookie = headers['set-cookie'];
-      if (setCookie) {
-        for (const c of setCookie.split(/\n|,(?=\s*[^;=]+=)/)) {
-          const name = c.split('=')[0]!.trim();
-          if (!/;\s*secure/i.test(c) && url.startsWith('https:')) add('medium', `cookie ${name} without Secure`, where);
-          if (!/;\s*httponly/i.test(c)) add('low', `cookie ${name} without HttpOnly`, where);
-        }
-      }
-      const ctype = String(h.rec.content_type ?? headers['content-type'] ?? '');
-      if (ctype.includes('text/html') && Object.keys(headers).length) {
-        if (!headers['content-security-policy']) add('medium', 'document without Content-Security-Policy', where);
-        if (!headers['x-content-type-options']) add('low', 'document without X-Content-Type-Options: nosniff', where);
-        if (url.startsWith('https:') && !headers['strict-transport-security']) add('low', 'https document without Strict-Transport-Security', where);
-        if (!headers['x-frame-options'] && !/frame-ancestors/i.test(headers['content-security-policy'] ?? '')) add('low', 'document without X-Frame-Options or frame-ancestors', where);
-      }
-    }
-  }
-  if (!findings.size) return 'security: no findings in captured traffic (turn on network body capture in the extension for header checks)';
-  const order = { high: 0, medium: 1, low: 2 } as Record<string, number>;
-  const rows = [...findings.values()].sort((x, y) => order[x.severity]! - order[y.severity]! || y.count - x.count).slice(0, a.limit ?? 50);
-  return `security: ${findings.size} findings\n${rows.map((f) => `[${f.severity}] ${f.what} — ${f.where}${f.count > 1 ? ` (${f.count}×)` : ''}`).join('\n')}`;
-}
-
-function lower(h: Record<string, string>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(h)) out[k.toLowerCase()] = v;
-  return out;
+  const findings = securityFindings(ctx.reader(), MAX_SCAN, a.url);
+  if (!findings.length) return 'security: no findings in captured traffic (turn on network body capture in the extension for header checks)';
+  const rows = findings.slice(0, a.limit ?? 50);
+  return `security: ${findings.length} findings\n${rows.map((f) => `[${f.severity}] ${f.what} — ${f.where}${f.count > 1 ? ` (${f.count}×)` : ''}`).join('\n')}`;
 }

@@ -6,7 +6,9 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { KINDS, KIND_COUNT } from '../../domain/kinds.js';
-import type { ToolContext, ToolResult } from './context.js';
+import { gasolineError } from '../../errors.js';
+import { RedactionConfigError } from '../../domain/redaction/index.js';
+import { noIngest, type ToolContext, type ToolResult } from './context.js';
 import { STREAM_EVENTS, type StreamState } from '../../domain/streaming/stream-state.js';
 
 export const ConfigureInput = {
@@ -61,7 +63,7 @@ export async function configure(ctx: ToolContext, deps: ConfigureDeps, a: Args):
 }
 
 function streaming(ctx: ToolContext, deps: ConfigureDeps, a: Args): ToolResult {
-  if (!deps.stream) return ctx.error('streaming is not available in this session');
+  if (!deps.stream) throw gasolineError('internal', 'streaming is not available in this session');
   const r = deps.stream.configure({
     streaming_action: a.streaming_action ?? 'status',
     ...(a.events ? { events: a.events } : {}),
@@ -69,38 +71,39 @@ function streaming(ctx: ToolContext, deps: ConfigureDeps, a: Args): ToolResult {
     ...(a.url_filter !== undefined ? { url_filter: a.url_filter } : {}),
     ...(a.severity_min ? { severity_min: a.severity_min } : {}),
   });
-  return 'error' in r ? ctx.error(JSON.stringify(r)) : ctx.text(JSON.stringify(r));
+  if ('error' in r) throw gasolineError(r.error.code, r.error.message);
+  return ctx.text(JSON.stringify(r));
 }
 
 function redaction(ctx: ToolContext, a: Args): ToolResult {
   const live = ctx.port.rules;
-  if (!live) return ctx.error(typeof ctx.reader() === 'string' ? (ctx.reader() as string) : 'no ingest server');
+  if (!live) throw noIngest(ctx) ?? gasolineError('no_ingest');
   const act = a.redaction_action ?? 'list';
   if (act === 'list') {
     const rules = live.engine.listRules();
     return ctx.text(`redaction rules (${rules.length}, version ${live.version}):\n${rules.map((r) => `${r.name}${r.builtin ? '' : ' (yours)'}`).join(', ')}`);
   }
   if (act === 'test') {
-    if (a.text === undefined) return ctx.error('redaction_action:"test" needs text');
+    if (a.text === undefined) throw gasolineError('invalid_argument', 'redaction_action:"test" needs text');
     const t = live.engine.test(a.text);
     return ctx.text(`becomes: ${JSON.stringify(t.output)}\nfindings: ${t.findings.map((f) => `${f.class}@${f.start}-${f.end}`).join(', ') || 'none'}`);
   }
-  if (!a.name) return ctx.error(`redaction_action:"${act}" needs name (lowercase letters, digits, _)`);
+  if (!a.name) throw gasolineError('invalid_argument', `redaction_action:"${act}" needs name (lowercase letters, digits, _)`);
   try {
     if (act === 'remove') live.remove(a.name);
     else {
-      if (!a.pattern) return ctx.error('redaction_action:"add" needs pattern (regex)');
+      if (!a.pattern) throw gasolineError('invalid_argument', 'redaction_action:"add" needs pattern (regex)');
       live.add({ name: a.name, pattern: a.pattern, replacement: a.replacement });
     }
   } catch (e) {
-    return ctx.error(`${(e as Error).message}; the active rules are unchanged`);
+    if (e instanceof RedactionConfigError) throw gasolineError('invalid_argument', `${e.message}; the active rules are unchanged`);
+    throw e;
   }
   return ctx.text(`${act === 'add' ? 'added' : 'removed'} redaction rule "${a.name}": it applies to everything ingested from now on and to every answer`);
 }
 
 async function clear(ctx: ToolContext, a: Args): Promise<ToolResult> {
   const reader = ctx.reader();
-  if (typeof reader === 'string') return ctx.error(reader);
   if ((a.scope ?? 'mine') === 'mine') {
     for (let k = 0; k < KIND_COUNT; k++) ctx.client.cursors[k] = ctx.client.summaryCursors[k] = reader.latestOrd(k);
     return ctx.text('cleared your read cursors: observe now shows only what arrives from here on (other clients and the buffers are untouched)');
@@ -110,7 +113,7 @@ async function clear(ctx: ToolContext, a: Args): Promise<ToolResult> {
     if (reader.tryClear(KINDS.map((_k, id) => id))) return ctx.text('DESTRUCTIVE: emptied the shared buffers for every client; cleared records are counted in health');
     await new Promise((r) => setImmediate(r));
   }
-  return ctx.error('the buffers are busy with ingest right now; try again');
+  throw gasolineError('buffers_busy', 'the buffers are busy with ingest right now; try again');
 }
 
 function checkpoint(ctx: ToolContext, a: Args): ToolResult {
@@ -119,15 +122,14 @@ function checkpoint(ctx: ToolContext, a: Args): ToolResult {
     const cps = [...ctx.client.checkpoints.values()];
     return ctx.text(cps.length ? `checkpoints:\n${cps.map((c) => `${c.name} ${c.created_at}`).join('\n')}` : 'no checkpoints; create one with checkpoint_action:"create", name:"..."');
   }
-  if (!a.name) return ctx.error(`checkpoint_action:"${act}" needs name`);
-  if (act === 'delete') return ctx.client.checkpoints.delete(a.name) ? ctx.text(`deleted checkpoint "${a.name}"`) : ctx.error(`no checkpoint "${a.name}"`);
-  const reader = ctx.reader();
-  if (typeof reader === 'string') return ctx.error(reader);
-  try {
-    ctx.client.addCheckpoint(a.name, KINDS.map((_k, id) => reader.latestOrd(id)));
-  } catch (e) {
-    return ctx.error((e as Error).message);
+  if (!a.name) throw gasolineError('invalid_argument', `checkpoint_action:"${act}" needs name`);
+  if (act === 'delete') {
+    if (!ctx.client.checkpoints.delete(a.name)) throw gasolineError('unknown_name', `no checkpoint "${a.name}"; list them with checkpoint_action:"list"`);
+    return ctx.text(`deleted checkpoint "${a.name}"`);
   }
+  const reader = ctx.reader();
+  // throws limit_reached when the client holds the most checkpoints it may
+  ctx.client.addCheckpoint(a.name, KINDS.map((_k, id) => reader.latestOrd(id)));
   return ctx.text(`checkpoint "${a.name}" created; later: analyze({target:"changes", checkpoint:"${a.name}"})`);
 }
 
@@ -135,16 +137,14 @@ function noise(ctx: ToolContext, a: Args): ToolResult {
   const act = a.noise_action ?? 'list';
   if (act === 'list') return ctx.text(`noise rules (matching records are hidden from observe and counted):\n${ctx.client.noise.map((r) => `${r.id} ${r.field} /${r.pattern}/i${r.builtin ? ' (default)' : ''} hits=${r.hits}`).join('\n')}`);
   if (act === 'remove') {
-    if (!a.id) return ctx.error('noise_action:"remove" needs id (see noise_action:"list")');
-    return ctx.client.removeNoise(a.id) ? ctx.text(`removed noise rule ${a.id}`) : ctx.error(`no noise rule ${a.id}`);
+    if (!a.id) throw gasolineError('invalid_argument', 'noise_action:"remove" needs id (see noise_action:"list")');
+    if (!ctx.client.removeNoise(a.id)) throw gasolineError('unknown_name', `no noise rule ${a.id}; list them with noise_action:"list"`);
+    return ctx.text(`removed noise rule ${a.id}`);
   }
-  if (!a.pattern || !a.field) return ctx.error('noise_action:"add" needs field (message|source|url) and pattern (regex)');
-  try {
-    const r = ctx.client.addNoise(a.field, a.pattern);
-    return ctx.text(`added noise rule ${r.id}: ${r.field} /${r.pattern}/i`);
-  } catch (e) {
-    return ctx.error((e as Error).message);
-  }
+  if (!a.pattern || !a.field) throw gasolineError('invalid_argument', 'noise_action:"add" needs field (message|source|url) and pattern (regex)');
+  // throws invalid_argument (unsafe pattern) or limit_reached
+  const r = ctx.client.addNoise(a.field, a.pattern);
+  return ctx.text(`added noise rule ${r.id}: ${r.field} /${r.pattern}/i`);
 }
 
 function storeFile(deps: ConfigureDeps, client: string): string {
@@ -164,12 +164,15 @@ function store(ctx: ToolContext, deps: ConfigureDeps, a: Args): ToolResult {
   const data = readStore(file);
   const act = a.store_action ?? 'list';
   if (act === 'list') return ctx.text(Object.keys(data).length ? `store keys: ${Object.keys(data).join(', ')}` : 'store is empty');
-  if (!a.key) return ctx.error(`store_action:"${act}" needs key`);
-  if (act === 'get') return a.key in data ? ctx.text(data[a.key]!) : ctx.error(`no key "${a.key}" (store_action:"list" shows keys)`);
+  if (!a.key) throw gasolineError('invalid_argument', `store_action:"${act}" needs key`);
+  if (act === 'get') {
+    if (!(a.key in data)) throw gasolineError('unknown_name', `no key "${a.key}" (store_action:"list" shows keys)`);
+    return ctx.text(data[a.key]!);
+  }
   if (act === 'delete') delete data[a.key];
   else {
-    if (a.value === undefined) return ctx.error('store_action:"set" needs value');
-    if (!(a.key in data) && Object.keys(data).length >= MAX_STORE_KEYS) return ctx.error(`store holds at most ${MAX_STORE_KEYS} keys`);
+    if (a.value === undefined) throw gasolineError('invalid_argument', 'store_action:"set" needs value');
+    if (!(a.key in data) && Object.keys(data).length >= MAX_STORE_KEYS) throw gasolineError('limit_reached', `store holds at most ${MAX_STORE_KEYS} keys; delete one first`);
     // a file we write is egress too: a secret pasted into a note is not kept
     data[a.key] = ctx.redact(a.value);
   }
@@ -178,7 +181,7 @@ function store(ctx: ToolContext, deps: ConfigureDeps, a: Args): ToolResult {
     writeFileSync(`${file}.tmp`, JSON.stringify(data));
     renameSync(`${file}.tmp`, file);
   } catch (e) {
-    return ctx.error(`could not write the store under ${deps.stateDir}: ${(e as Error).message}`);
+    throw gasolineError('internal', `could not write the store under ${deps.stateDir}: ${(e as Error).message}`);
   }
   return ctx.text(act === 'delete' ? `deleted "${a.key}"` : `stored "${a.key}"`);
 }

@@ -1,8 +1,12 @@
-/** What every tool handler gets: the store (or why there is none), the caller's state, egress. */
+/**
+ * What every tool handler gets: the store, the caller's state, egress. A tool that cannot answer
+ * throws GasolineError; the server maps it to the isError result once (../error-result.ts).
+ */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ClientState } from '../../clients/client-state.js';
+import { GasolineError } from '../../errors.js';
+import type { FoldAnswer, FoldQuery } from '../../query/index.js';
 import type { StoreReader } from '../../shm/index.js';
-import type { FoldAnswer, FoldQuery } from '../answer/fold-query.js';
 import type { McpPort, ProducerView } from '../port.js';
 
 export interface PendingAlert {
@@ -21,9 +25,9 @@ export interface PendingAlertSource {
 export type ToolResult = CallToolResult;
 
 export interface ToolContext {
-  /** the reader, or a message saying why there is no data (e.g. port taken) */
-  reader(): StoreReader | string;
-  /** a folded read of the rings, run by the scan worker (call only when reader() gave a reader) */
+  /** the reader; throws GasolineError no_ingest saying why there is no data (e.g. port taken) and what to do */
+  reader(): StoreReader;
+  /** a folded read of the rings, run by the scan worker; rejects with GasolineError (no_ingest, scan_busy, scan_failed) */
   fold(q: FoldQuery): Promise<FoldAnswer>;
   /** the app behind the tools: health, redaction rules, commands (what reader/fold do not cover) */
   port: McpPort;
@@ -38,5 +42,15 @@ export interface ToolContext {
   text(s: string): ToolResult;
   /** the rule set in force, for what we write to disk */
   redact(s: string): string;
-  error(s: string): ToolResult;
+}
+
+/** Why there is no browser data (the no_ingest error reader() would throw), or undefined when there is. */
+export function noIngest(ctx: ToolContext): GasolineError | undefined {
+  try {
+    ctx.reader();
+    return undefined;
+  } catch (e) {
+    if (e instanceof GasolineError) return e;
+    throw e;
+  }
 }

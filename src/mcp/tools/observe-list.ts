@@ -5,15 +5,11 @@
  * shown. Whatever did not fit is counted and reachable by a cursor over the same range.
  */
 import { kindId, type Kind } from '../../domain/kinds.js';
-import { bySeverityThenNewest, type Group } from '../answer/fold.js';
-import type { FoldAnswer, KindResult } from '../answer/fold-query.js';
-import { foldFor } from './fold-call.js';
-import { DEFAULT_BUDGET, fill } from '../answer/budget.js';
-import { badCursor, decodeCursor, encodeAt, encodeRest } from '../answer/cursor.js';
-import { errorKeysBefore, latestCheckpoint } from '../answer/checkpoint-keys.js';
-import { clock, line } from '../format.js';
+import { badCursor, bySeverityThenNewest, decodeCursor, encodeAt, encodeRest, errorKeysBefore, latestCheckpoint, type FilterArgs, type FoldAnswer, type Group, type KindResult } from '../../query/index.js';
+import { DEFAULT_BUDGET, fill } from '../render/budget.js';
+import { clock, line } from '../render/format.js';
 import type { ToolContext } from './context.js';
-import type { FilterArgs } from './observe-filter.js';
+import { foldFor } from './fold-call.js';
 
 export interface ListArgs extends FilterArgs {
   limit?: number | undefined;
@@ -41,9 +37,8 @@ export function callWith(a: ListArgs, after: string): string {
 
 export async function list(ctx: ToolContext, a: ListArgs, kinds: Kind[]): Promise<string> {
   const reader = ctx.reader();
-  if (typeof reader === 'string') return `ERROR ${reader}`;
   const cursor = a.after !== undefined ? decodeCursor(a.after, kinds.length) : null;
-  if (a.after !== undefined && !cursor) return `ERROR ${badCursor('after', a.after, a.what)}`;
+  if (a.after !== undefined && !cursor) throw badCursor('after', a.after, a.what);
   const ids = kinds.map(kindId);
   const start = cursor ? ('at' in cursor ? cursor.at : cursor.from) : a.from === 'start' ? ids.map((k) => reader.tailOrd(k)) : ids.map((k) => ctx.client.cursors[k]!);
   const to = cursor && 'to' in cursor ? cursor.to : undefined;
@@ -51,7 +46,6 @@ export async function list(ctx: ToolContext, a: ListArgs, kinds: Kind[]): Promis
   const budget = (a.budget ?? DEFAULT_BUDGET) - (a.reserve ?? 0);
   const limit = a.limit ?? 50;
   const folded = await foldFor(ctx, { kinds: ids, start, to, maxScan: MAX_SCAN, filter: filterOf(a), fold: a.fold !== false, tab: a.tab_id }, NOISE_WHATS.has(a.what));
-  if (typeof folded === 'string') return folded;
   const results = folded.results;
   const next = results.map((r) => r.next);
   const complete = results.every((r) => r.atEnd && !r.stopped);
@@ -94,9 +88,8 @@ async function headerOf(ctx: ToolContext, a: ListArgs, folder: FoldAnswer, resul
 
 async function newSinceCheckpoint(ctx: ToolContext, folder: FoldAnswer): Promise<string> {
   const cp = latestCheckpoint(ctx.client.checkpoints);
-  const reader = ctx.reader();
-  if (!cp || typeof reader === 'string') return '';
-  const before = await errorKeysBefore(reader, cp);
+  if (!cp) return '';
+  const before = await errorKeysBefore(ctx.reader(), cp);
   const fresh = folder.groups.filter((g) => !before.has(g.key)).length;
   return `${fresh} new signature${fresh === 1 ? '' : 's'} since checkpoint ${JSON.stringify(cp.name)}`;
 }

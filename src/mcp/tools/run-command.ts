@@ -5,16 +5,17 @@
  */
 import type { CommandType } from '../../domain/commands.js';
 import type { Outcome, Query } from '../../clients/commands.js';
-import { formatResult } from '../command-format.js';
+import { formatResult } from '../render/command-format.js';
+import { gasolineError } from '../../errors.js';
 import type { ToolContext, ToolResult } from './context.js';
 
 const NO_SERVER = 'no browser commands: the ingest server is not running, so no extension can connect. Stop the other process on the port or set GASOLINE_PORT, then restart this MCP server.';
 
 export async function runCommand(ctx: ToolContext, type: CommandType, params: Record<string, unknown>, opts: { deadlineMs?: number; tabId?: number | undefined } = {}): Promise<ToolResult> {
   const router = ctx.port.commands;
-  if (!router) return ctx.error(NO_SERVER);
+  if (!router) throw gasolineError('no_ingest', NO_SERVER);
   const started = router.start(ctx.clientId, type, params, { ...(opts.deadlineMs !== undefined ? { deadlineMs: opts.deadlineMs } : {}), ...(opts.tabId !== undefined ? { tabId: opts.tabId } : {}) });
-  if (!started.ok) return ctx.error(`${started.code}: ${started.message}`);
+  if (!started.ok) throw gasolineError(started.code, started.message);
   const outcome = await router.wait(started.query, ctx.commandWaitMs);
   if (!outcome) return ctx.text(stillRunning(started.query));
   router.release(started.query);
@@ -24,10 +25,10 @@ export async function runCommand(ctx: ToolContext, type: CommandType, params: Re
 /** observe({what:"command_result", query_id}) */
 export function commandResult(ctx: ToolContext, queryId: string | undefined): ToolResult {
   const router = ctx.port.commands;
-  if (!router) return ctx.error(NO_SERVER);
-  if (!queryId) return ctx.error('command_result needs query_id: the id a previous analyze or interact call answered with');
+  if (!router) throw gasolineError('no_ingest', NO_SERVER);
+  if (!queryId) throw gasolineError('invalid_argument', 'command_result needs query_id: the id a previous analyze or interact call answered with');
   const q = router.get(ctx.clientId, queryId);
-  if (!q) return ctx.error(`unknown_query: no query ${JSON.stringify(queryId.slice(0, 40))} for you (the latest 32 answers are kept up to 5 minutes, only for the client that asked, and only until you have seen them)`);
+  if (!q) throw gasolineError('unknown_query', `no query ${JSON.stringify(queryId.slice(0, 40))} for you (the latest 32 answers are kept up to 5 minutes, only for the client that asked, and only until you have seen them)`);
   if (!q.outcome) return ctx.text(stillRunning(q));
   return answer(ctx, q, q.outcome);
 }
@@ -37,6 +38,6 @@ function stillRunning(q: Query): string {
 }
 
 function answer(ctx: ToolContext, q: Query, o: Outcome): ToolResult {
-  if (!o.ok) return ctx.error(`${o.code}: ${o.message}`);
+  if (!o.ok) throw gasolineError(o.code, o.message);
   return ctx.text(formatResult(q.type, o.result));
 }

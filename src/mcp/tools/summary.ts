@@ -5,30 +5,25 @@
  * it names.
  */
 import { KINDS, kindId, type Kind } from '../../domain/kinds.js';
-import { errorSignature, pathTemplate } from '../../domain/query/signature.js';
-import { baselineOf, regressions, type Metric } from '../../domain/query/vitals.js';
+import { errorSignature, pathTemplate } from '../../domain/signals/signature.js';
+import { baselineOf, regressions } from '../../domain/signals/vitals.js';
+import { perfByUrlSliced, ScanBudget, wsTroubleSince, type FoldAnswer, type Group, type Rec } from '../../query/index.js';
 import type { StoreReader } from '../../shm/index.js';
-import type { Group } from '../answer/fold.js';
-import { ScanBudget, scanSliced } from '../answer/sliced-scan.js';
-import { clock } from '../format.js';
-import type { Hit, Rec } from '../query.js';
+import { clock } from '../render/format.js';
 import type { ToolContext } from './context.js';
 import { foldFor } from './fold-call.js';
-import type { FoldAnswer } from '../answer/fold-query.js';
 
 const MAX_SCAN = 20_000;
 /** rows per section: ten of each is what an agent acts on; the section's call lists the rest */
 const ROWS = 10;
-const WS_BYTES = [Buffer.from('"event":"error"'), Buffer.from('"event":"close"')];
 
 /** for display: says it was cut */
 const cut = (s: string, n: number): string => (s.length > n ? `${s.slice(0, n)}…` : s);
 /** for a filter in a suggested call: a prefix still matches a substring filter, an ellipsis would not */
 const arg = (s: string, n: number): string => JSON.stringify(s.slice(0, n));
-const abnormal = (code: unknown): boolean => code !== 1000 && code !== 1001;
 
 export async function summary(ctx: ToolContext): Promise<string> {
-  const reader = ctx.reader() as StoreReader;
+  const reader = ctx.reader();
   const from = ctx.client.summaryCursors;
   const latest = KINDS.map((_k, id) => reader.latestOrd(id));
   const news = KINDS.map((_k, id) => latest[id]! - Math.max(from[id]!, reader.tailOrd(id)));
@@ -38,10 +33,10 @@ export async function summary(ctx: ToolContext): Promise<string> {
 
   // the two big folds run in the scan worker; the ws and perf scans below read rare records
   const errors = await foldKind(ctx, 'logs', from, next, 'errors', true);
-  if (typeof errors === 'string') return errors;
   const failing = await foldKind(ctx, 'network', from, next, 'failing', false);
-  if (typeof failing === 'string') return failing;
-  const ws = await wsTrouble(reader, work, from, next);
+  const wsK = kindId('ws_events');
+  const ws = await wsTroubleSince(reader, work, from[wsK]!, MAX_SCAN);
+  next[wsK] = ws.next;
   const perf = await perfRegressions(reader, work, from[kindId('perf')]!);
   KINDS.forEach((_k, id) => (from[id] = next[id]!));
 
@@ -115,73 +110,20 @@ interface Folded {
   partial: boolean;
 }
 
-async function foldKind(ctx: ToolContext, kind: Kind, from: number[], next: number[], what: 'errors' | 'failing', hideNoise: boolean): Promise<Folded | string> {
+async function foldKind(ctx: ToolContext, kind: Kind, from: number[], next: number[], what: 'errors' | 'failing', hideNoise: boolean): Promise<Folded> {
   const k = kindId(kind);
   const folded = await foldFor(ctx, { kinds: [k], start: [from[k]!], maxScan: MAX_SCAN, filter: { what }, fold: true }, hideNoise);
-  if (typeof folded === 'string') return folded;
   const r = folded.results[0]!;
   next[k] = r.next;
   return { folded, hidden: r.hidden, partial: !r.atEnd || r.stopped };
 }
 
-interface WsConn {
-  id: string;
-  url: string;
-  what: string[];
-  bad: boolean;
-  last: number;
-}
-
-async function wsTrouble(reader: StoreReader, work: ScanBudget, from: number[], next: number[]): Promise<{ conns: Map<string, WsConn>; partial: boolean }> {
-  const k = kindId('ws_events');
-  const conns = new Map<string, WsConn>();
-  const r = await scanSliced(reader, {
-    kind: k,
-    from: from[k]!,
-    limit: 0,
-    maxScan: MAX_SCAN,
-    anyOf: WS_BYTES,
-    match: (e) => e.event === 'error' || e.event === 'close',
-    sink: (h: Hit) => {
-      const id = String(h.rec.id);
-      let c = conns.get(id);
-      if (!c) {
-        if (conns.size >= 200) return false;
-        conns.set(id, (c = { id, url: '', what: [], bad: false, last: 0 }));
-      }
-      if (typeof h.rec.url === 'string') c.url = h.rec.url;
-      c.last = h.clientTime;
-      const bad = h.rec.event === 'error' || abnormal(h.rec.code);
-      c.bad ||= bad;
-      if (c.what.length < 5) c.what.push(h.rec.event === 'error' ? 'error' : `close(${String(h.rec.code ?? '')})${bad ? '' : ' normal'}`);
-      return true;
-    },
-  }, work);
-  next[k] = r.next;
-  return { conns, partial: !r.atEnd || r.stopped === true };
-}
-
 /** Per URL with a load since the last summary: the newest load against the median of the earlier ones. */
 async function perfRegressions(reader: StoreReader, work: ScanBudget, since: number): Promise<string[]> {
   const k = kindId('perf');
+  // no load since the last summary: nothing to compare, and no read
   if (reader.latestOrd(k) <= Math.max(since, reader.tailOrd(k))) return [];
-  const by = new Map<string, Array<{ ord: number; timing: Partial<Record<Metric, number | null>> }>>();
-  await scanSliced(reader, {
-    kind: k,
-    from: reader.tailOrd(k),
-    limit: 0,
-    maxScan: MAX_SCAN,
-    sink: (h) => {
-      const url = String(h.rec.url);
-      let arr = by.get(url);
-      if (!arr) {
-        if (by.size >= 500) return false;
-        by.set(url, (arr = []));
-      }
-      arr.push({ ord: h.ord, timing: (h.rec.timing ?? {}) as Partial<Record<Metric, number | null>> });
-      return true;
-    },
-  }, work);
+  const by = await perfByUrlSliced(reader, work, MAX_SCAN, 500);
   const out: string[] = [];
   for (const [url, snaps] of by) {
     const last = snaps[snaps.length - 1]!;

@@ -1,7 +1,6 @@
 /** Issue 8: a result never ends mid-record, and what did not fit is counted. */
 import { describe, expect, it } from 'vitest';
-import { fill, fitLines } from '../../../src/mcp/answer/budget.js';
-import { decodeCursor, encodeAt, encodeRest } from '../../../src/mcp/answer/cursor.js';
+import { fill, fitLines } from '../../../src/mcp/render/budget.js';
 
 describe('fill', () => {
   const items = Array.from({ length: 100 }, (_, i) => `line ${i} ${'x'.repeat(i % 37)}`);
@@ -35,13 +34,5 @@ describe('fitLines', () => {
     expect(kept.every((l, i) => l === `row ${i} ${'z'.repeat(30)}`)).toBe(true);
     expect(lines.at(-1)).toBe(`… ${500 - kept.length} more lines over the 2000-char budget; filter with url`);
     expect(fitLines('short', 2000, '')).toBe('short');
-  });
-});
-
-describe('cursors', () => {
-  it('round-trip both shapes and refuse anything else', () => {
-    expect(decodeCursor(encodeAt([0, 35, 1e9]), 3)).toEqual({ at: [0, 35, 1e9] });
-    expect(decodeCursor(encodeRest([1, 2], [30, 40], 77), 2)).toEqual({ from: [1, 2], to: [30, 40], skip: 77 });
-    for (const bad of ['', 'z!', '1.2', '-1', '1~2', '5~1~0', '1~2~', 'a~b~c~d', '1.2~3.4~5']) expect(decodeCursor(bad, 1)).toBeNull();
   });
 });

@@ -5,10 +5,10 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { allocateStore, StoreReader, StoreWriter, type StoreBuffers } from '../../../src/shm/index.js';
-import { runFoldQuery, type FoldQuery } from '../../../src/mcp/answer/fold-query.js';
+import { runFoldQuery, type FoldQuery } from '../../../src/query/index.js';
 import { ScanWorker } from '../../../src/pool/scan-worker.js';
 import { GasolineError } from '../../../src/errors.js';
-import { errorSignature } from '../../../src/domain/query/signature.js';
+import { errorSignature } from '../../../src/domain/signals/signature.js';
 
 // fold keys normalize numbers, so signatures differ by word
 const NAMES = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta'];

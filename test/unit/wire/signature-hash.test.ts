@@ -1,6 +1,6 @@
 /** The one-pass signature hash: values do not make messages different, words do. */
 import { describe, expect, it } from 'vitest';
-import { signatureHash } from '../../../src/domain/query/signature-hash.js';
+import { signatureHash } from '../../../src/domain/signals/signature-hash.js';
 
 const same = (a: string, b: string) => expect(signatureHash(a), `${a} ~ ${b}`).toBe(signatureHash(b));
 const differ = (a: string, b: string) => expect(signatureHash(a), `${a} ≠ ${b}`).not.toBe(signatureHash(b));

@@ -1,5 +1,5 @@
 /** Which records an observe call wants: a cheap byte prefilter first, then the decoded check. */
-import type { Rec } from '../query.js';
+import type { Rec } from './scan.js';
 
 export interface FilterArgs {
   /** an observe `what`; 'errors' and 'failing' (summary's failed requests) also filter */

@@ -5,7 +5,7 @@
  *                      in fill order (what did not fit the budget or the limit)
  * Ordinals are base 36 to keep them short; every part is validated before use.
  */
-import type { ErrorCode } from '../../errors.js';
+import { GasolineError } from '../errors.js';
 
 export type Cursor = { at: number[] } | { from: number[]; to: number[]; skip: number };
 
@@ -32,9 +32,7 @@ export const encodeAt = (at: number[]): string => at.map((o) => o.toString(36)).
 
 export const encodeRest = (from: number[], to: number[], skip: number): string => `${encodeAt(from)}~${encodeAt(to)}~${skip.toString(36)}`;
 
-const BAD_CURSOR: ErrorCode = 'bad_cursor';
-
-/** The isError text for a cursor we did not hand out: the stable code first, then what to do. */
-export function badCursor(param: 'after' | 'before', value: string, what: string): string {
-  return `${BAD_CURSOR}: ${param}: ${JSON.stringify(value)} is not a cursor of observe({what:"${what}"}); use the cursor from that result${param === 'after' ? ', or from:"start"' : ''}`;
+/** A cursor we did not hand out: the message says which parameter and what to use instead. */
+export function badCursor(param: 'after' | 'before', value: string, what: string): GasolineError {
+  return new GasolineError('bad_cursor', `${param}: ${JSON.stringify(value)} is not a cursor of observe({what:"${what}"}); use the cursor from that result${param === 'after' ? ', or from:"start"' : ''}`);
 }

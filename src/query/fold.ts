@@ -3,8 +3,8 @@
  * map is bounded — when it is full the scan stops and the cursor continues from that record, so
  * nothing is dropped and memory stays flat however noisy the page.
  */
-import { foldKey, severity, type Severity } from '../../domain/query/fold-key.js';
-import type { Hit } from '../query.js';
+import { foldKey, severity, type Severity } from './fold-key.js';
+import type { Hit } from './scan.js';
 
 /**
  * Distinct lines per call. An 8 000-character answer shows ~40 of them; beyond a few hundred an

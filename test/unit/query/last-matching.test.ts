@@ -1,7 +1,7 @@
 /** An error's context: the newest few records of a range that pass a header test, parsing only those. */
 import { describe, expect, it } from 'vitest';
 import { allocateStore, StoreReader, StoreWriter } from '../../../src/shm/index.js';
-import { lastMatching } from '../../../src/mcp/query.js';
+import { lastMatching } from '../../../src/query/last-matching.js';
 
 /** n log records, clientTime = i; every 5th a warning, the rest info */
 function store(n: number, ringBytes = 16 * 1024 * 1024) {

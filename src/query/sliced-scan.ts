@@ -11,8 +11,8 @@
  * Measured: with a count bound only, observe p99 under a 150 k events/s flood went from ~10 ms to
  * 125–234 ms, because every call read all 20 000 records it was allowed.
  */
-import type { StoreReader } from '../../shm/index.js';
-import { scan, type ScanResult, type ScanSpec } from '../query.js';
+import type { StoreReader } from '../shm/index.js';
+import { scan, type ScanResult, type ScanSpec } from './scan.js';
 
 export const SLICE_MS = 2;
 /** wall-clock bound for a whole call once MIN_SCAN records were read */

@@ -3,18 +3,25 @@
  * since checkpoint before-fix". Records before a checkpoint never change (they can only be
  * evicted), so the set is computed once per checkpoint, on first use, and kept with it.
  */
-import type { Checkpoint } from '../../clients/client-state.js';
-import { kindId } from '../../domain/kinds.js';
-import { foldKey } from '../../domain/query/fold-key.js';
-import type { StoreReader } from '../../shm/index.js';
-import { ERROR_BYTES, isError } from '../tools/observe-filter.js';
+import { kindId } from '../domain/kinds.js';
+import type { StoreReader } from '../shm/index.js';
+import { ERROR_BYTES, isError } from './filter.js';
+import { foldKey } from './fold-key.js';
 import { MAX_GROUPS } from './fold.js';
 import { ScanBudget, scanSliced } from './sliced-scan.js';
 
 const MAX_SCAN = 20_000;
-const cache = new WeakMap<Checkpoint, Promise<Set<string>>>();
 
-export function errorKeysBefore(reader: StoreReader, cp: Checkpoint): Promise<Set<string>> {
+/** What the engine needs of a checkpoint: the ordinals it marks and when it was made (client state owns the rest). */
+export interface CheckpointMark {
+  readonly created_at: string;
+  /** per kind: the ordinal that was next when the checkpoint was made */
+  readonly ords: readonly number[];
+}
+
+const cache = new WeakMap<CheckpointMark, Promise<Set<string>>>();
+
+export function errorKeysBefore(reader: StoreReader, cp: CheckpointMark): Promise<Set<string>> {
   let p = cache.get(cp);
   if (!p) {
     p = compute(reader, cp);
@@ -23,7 +30,7 @@ export function errorKeysBefore(reader: StoreReader, cp: Checkpoint): Promise<Se
   return p;
 }
 
-async function compute(reader: StoreReader, cp: Checkpoint): Promise<Set<string>> {
+async function compute(reader: StoreReader, cp: CheckpointMark): Promise<Set<string>> {
   const k = kindId('logs');
   const keys = new Set<string>();
   const to = cp.ords[k]!;
@@ -47,8 +54,8 @@ async function compute(reader: StoreReader, cp: Checkpoint): Promise<Set<string>
 }
 
 /** The checkpoint made last: the one an agent most likely means by "since my fix". */
-export function latestCheckpoint(checkpoints: ReadonlyMap<string, Checkpoint>): Checkpoint | undefined {
-  let last: Checkpoint | undefined;
+export function latestCheckpoint<C extends CheckpointMark>(checkpoints: ReadonlyMap<string, C>): C | undefined {
+  let last: C | undefined;
   for (const cp of checkpoints.values()) if (!last || cp.created_at >= last.created_at) last = cp;
   return last;
 }

@@ -2,8 +2,8 @@
  * One compact line per record. Page text is JSON-quoted: it is data from the page, never
  * instructions, and quoting keeps newlines and look-alike markup from bleeding into the result.
  */
-import { kindName } from '../domain/kinds.js';
-import type { Hit, Rec } from './query.js';
+import { kindName } from '../../domain/kinds.js';
+import type { Hit, Rec } from '../../query/index.js';
 
 const q = (v: unknown, max = 500): string => {
   const s = typeof v === 'string' ? v : JSON.stringify(v);

@@ -7,19 +7,13 @@
  * The answer is what the caller renders from: the groups (each with its newest record), what
  * was matched, hidden and evicted per kind, and where to continue.
  */
-import { noiseField, type NoiseRule } from '../../clients/client-state.js';
-import type { StoreReader } from '../../shm/index.js';
-import type { Rec, ScanResult } from '../query.js';
-import { matcher, prefilter, type FilterArgs } from '../tools/observe-filter.js';
-import { errorSignature } from '../../domain/query/signature.js';
+import type { StoreReader } from '../shm/index.js';
+import { errorSignature } from '../domain/signals/signature.js';
+import { matcher, prefilter, type FilterArgs } from './filter.js';
 import { Folder, MAX_GROUPS, type Group } from './fold.js';
+import { hider, type NoiseSpec } from './noise.js';
+import type { ScanResult } from './scan.js';
 import { DEADLINE_MS, ScanBudget, scanSliced } from './sliced-scan.js';
-
-export interface NoiseSpec {
-  id: string;
-  field: NoiseRule['field'];
-  pattern: string;
-}
 
 export interface FoldQuery {
   kinds: number[];
@@ -61,37 +55,6 @@ export interface FoldAnswer {
   results: KindResult[];
   /** per noise rule id: records it hid (the caller adds them to its rules' counts) */
   noiseHits: Record<string, number>;
-}
-
-/**
- * Compiled noise patterns, kept across queries: an agent's rules rarely change between calls.
- * Patterns were checked for safety when the rule was added; they are bounded in number and length.
- */
-const compiled = new Map<string, RegExp>();
-const MAX_COMPILED = 512;
-
-function compile(pattern: string): RegExp {
-  let re = compiled.get(pattern);
-  if (!re) {
-    if (compiled.size >= MAX_COMPILED) compiled.clear();
-    re = new RegExp(pattern, 'i');
-    compiled.set(pattern, re);
-  }
-  return re;
-}
-
-function hider(noise: NoiseSpec[], hits: Record<string, number>): (r: Rec) => boolean {
-  const rules = noise.map((n) => ({ id: n.id, field: n.field, re: compile(n.pattern) }));
-  return (rec) => {
-    for (const r of rules) {
-      const v = noiseField(rec, r.field);
-      if (typeof v === 'string' && r.re.test(v)) {
-        hits[r.id] = (hits[r.id] ?? 0) + 1;
-        return true;
-      }
-    }
-    return false;
-  };
 }
 
 export async function runFoldQuery(reader: StoreReader, q: FoldQuery): Promise<FoldAnswer> {

@@ -2,7 +2,7 @@
  * Command answers as compact text. Everything taken from the page (text, html, attributes,
  * labels) stays inside JSON strings: it is page data, never instructions.
  */
-import { IMPACTS, type CommandResult, type CommandType } from '../domain/commands.js';
+import { IMPACTS, type CommandResult, type CommandType } from '../../domain/commands.js';
 
 const q = (v: unknown): string => JSON.stringify(v);
 

@@ -1,8 +1,8 @@
 /** Issue 8: one call may read 20 000 records, but never in one synchronous stretch; the fold map bound stops it cleanly. */
 import { describe, expect, it } from 'vitest';
 import { allocateStore, StoreReader, StoreWriter } from '../../../src/shm/index.js';
-import { Folder } from '../../../src/mcp/answer/fold.js';
-import { ScanBudget, scanSliced, SLICE_MS } from '../../../src/mcp/answer/sliced-scan.js';
+import { Folder } from '../../../src/query/fold.js';
+import { ScanBudget, scanSliced, SLICE_MS } from '../../../src/query/sliced-scan.js';
 
 const N = 20_000;
 

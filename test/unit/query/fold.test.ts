@@ -1,9 +1,9 @@
 /** Issue 8: what folds together, what never does, and the bound on the fold map. */
 import { describe, expect, it } from 'vitest';
 import { kindId } from '../../../src/domain/kinds.js';
-import { foldKey, severity } from '../../../src/domain/query/fold-key.js';
-import { bySeverityThenNewest, Folder } from '../../../src/mcp/answer/fold.js';
-import type { Hit } from '../../../src/mcp/query.js';
+import { foldKey, severity } from '../../../src/query/fold-key.js';
+import { bySeverityThenNewest, Folder } from '../../../src/query/fold.js';
+import type { Hit } from '../../../src/query/scan.js';
 
 const logs = kindId('logs');
 const net = kindId('network');

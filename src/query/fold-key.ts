@@ -3,8 +3,8 @@
  * repeats and filling a result most-severe-first both read these, so an agent sees one line per
  * problem and the worst problems first whatever its character budget.
  */
-import { kindName, type KindId } from '../kinds.js';
-import { errorSignature, normalizeMessage, pathTemplate } from './signature.js';
+import { kindName, type KindId } from '../domain/kinds.js';
+import { errorSignature, normalizeMessage, pathTemplate } from '../domain/signals/signature.js';
 
 type Rec = Record<string, unknown>;
 
