@@ -165,7 +165,8 @@ export async function startIngestServer(o: IngestServerOptions): Promise<IngestS
       sessions: ws.sessions.size,
       commands: { pending: router.pendingCount, ...router.stats },
       ci_results: ci.list().length,
-      alerts: { ...alerts.stats, suppressed_at_source: detectView.alertsSuppressed, detector_lock_skips: detectView.lockSkips },
+      // unpublished: raised in a worker but too large for an alert slot (a drop, so it is said)
+      alerts: { ...alerts.stats, suppressed_at_source: detectView.alertsSuppressed, detector_lock_skips: detectView.lockSkips, unpublished: pool.alertsUnpublished },
     };
   };
 
