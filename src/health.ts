@@ -75,6 +75,7 @@ function report(p: HealthParts): Record<string, unknown> {
     sessions: edge.ws.sessions.size,
     commands: { pending: commands.pendingCount, ...commands.stats },
     ci_results: ci.list().length,
-    alerts: { ...alerts.stats, suppressed_at_source: detect.alertsSuppressed, detector_lock_skips: detect.lockSkips },
+    // unpublished: raised in a worker but too large for an alert slot (a drop, so it is said)
+    alerts: { ...alerts.stats, suppressed_at_source: detect.alertsSuppressed, detector_lock_skips: detect.lockSkips, unpublished: pool.alertsUnpublished },
   };
 }

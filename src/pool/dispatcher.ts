@@ -9,11 +9,12 @@
  * one after another, each with the seq the one before it committed as its baseline, so an innocent
  * producer whose batches shared the task is not refused as out of order.
  */
-import type { ItemResult, TaskItem } from './messages.js';
-import { SLOT_APPLIED, SLOT_DUPLICATE, type SlotView } from './item-slots.js';
+import type { ItemOutcome, TaskItem } from './messages.js';
+import type { SlotView } from './item-slots.js';
+import { replayed } from '../domain/ingest/outcome.js';
 
 export interface TaskRunner {
-  run(items: TaskItem[], recvTime: number): Promise<ItemResult[]>;
+  run(items: TaskItem[], recvTime: number): Promise<ItemOutcome[]>;
   /** called after a task failed, before any retry (crash recovery of shared locks) */
   onTaskFailure(err: unknown): void;
 }
@@ -21,7 +22,7 @@ export interface TaskRunner {
 export interface Pending {
   item: TaskItem;
   recvTime: number;
-  done: (r: ItemResult) => void;
+  done: (r: ItemOutcome) => void;
 }
 
 interface Group {
@@ -79,7 +80,7 @@ export class Dispatcher {
     private readonly opts: DispatcherOptions,
   ) {}
 
-  submit(item: TaskItem, recvTime: number, done: (r: ItemResult) => void, sparse = false): void {
+  submit(item: TaskItem, recvTime: number, done: (r: ItemOutcome) => void, sparse = false): void {
     this.submitGroup([{ item, recvTime, done }], sparse);
   }
 
@@ -200,7 +201,7 @@ export class Dispatcher {
         this.finish(batch);
         for (let i = 0; i < batch.length; i++) {
           const r = results[i];
-          batch[i]!.done(r ?? { t: 'error', code: 'internal', message: 'worker returned no result for this item' });
+          batch[i]!.done(r ?? { kind: 'rejected', code: 'internal', message: 'worker returned no result for this item' });
         }
       },
       (err: unknown) => {
@@ -241,7 +242,7 @@ export class Dispatcher {
         done: (r) => {
           done(r);
           // what this item committed (or was acknowledged as) is the baseline of the next one
-          const seq = r.t === 'batch' && r.outcome !== 'nack' ? r.seq : r.t === 'error' && r.code === 'poison' ? r.seq : undefined;
+          const seq = r.kind === 'applied' || r.kind === 'duplicate' ? r.seq : r.kind === 'rejected' && r.code === 'poison' ? r.seq : undefined;
           if (seq !== undefined && seq >= 0 && next.item.src === 'ws' && seq > next.item.applied) next.item = { ...next.item, applied: seq };
           this.recoverChain(chain, i + 1, wasRetry);
         },
@@ -251,10 +252,11 @@ export class Dispatcher {
   }
 
   private recover(p: Pending, wasRetry: boolean): void {
-    const st = this.slots.read(p.item.slot);
-    if (st.state === SLOT_APPLIED || st.state === SLOT_DUPLICATE) {
-      // The crashed attempt committed this item before dying: answer from its slot.
-      p.done(committedResult(p.item, st));
+    const committed = this.slots.committed(p.item.slot);
+    if (committed) {
+      // The crashed attempt committed this item before dying: answer from its slot, as a worker
+      // retrying it would (the same builder, the same answer).
+      p.done(replayed(committed));
       return;
     }
     if (!wasRetry) {
@@ -264,8 +266,9 @@ export class Dispatcher {
       return;
     }
     this.poisoned++;
+    const st = this.slots.read(p.item.slot);
     p.done({
-      t: 'error',
+      kind: 'rejected',
       code: 'poison',
       message: `this ${p.item.src === 'ws' ? 'frame' : 'body'} crashed an ingest worker twice and was discarded`,
       ...(p.item.src === 'ws' && st.seq >= 0 ? { seq: st.seq } : {}),
@@ -293,17 +296,4 @@ function wsBytesOf(entries: Pending[]): number {
   let n = 0;
   for (const p of entries) if (p.item.src === 'ws') n += p.item.len;
   return n;
-}
-
-function committedResult(item: TaskItem, st: { state: number; accepted: number; rejected: number; seq: number }): ItemResult {
-  if (item.src === 'http') {
-    return { t: 'http', status: 200, body: { received: st.accepted, rejected: st.rejected } };
-  }
-  return {
-    t: 'batch',
-    seq: st.seq,
-    outcome: st.state === SLOT_DUPLICATE ? 'duplicate' : 'applied',
-    accepted: st.accepted,
-    rejected: st.rejected,
-  };
 }

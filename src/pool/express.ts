@@ -18,7 +18,9 @@
  *          (Float64 at +META_F64): [ off | len | slot | applied | edgeAt | recvTime ]
  *          bytes: session (UTF-8, ≤ SESSION_MAX) then result (JSON, ≤ RESULT_MAX)
  */
-import type { ItemResult, WsItem } from './messages.js';
+import type { ItemOutcome, WsItem } from './messages.js';
+import type { ExpressBoard } from '../domain/ingest/core.js';
+import { sessionId } from '../domain/ingest/item.js';
 
 export const EXPRESS_FREE = 0;
 /** on the board: the first worker to compare-and-swap it to TAKEN owns the work */
@@ -212,10 +214,10 @@ export class ExpressPoster {
 }
 
 /** What a taker does with a posted frame: a result, or undefined to decline it to its owner. */
-export type TakeFn = (item: WsItem, recvTime: number) => ItemResult | undefined;
+export type TakeFn = (item: WsItem, recvTime: number) => ItemOutcome | undefined;
 
 /** A worker's side: takes posted frames between items, and settles the ones its own tasks name. */
-export class ExpressTaker {
+export class ExpressTaker implements ExpressBoard {
   private readonly board: Board;
   constructor(
     buffer: SharedArrayBuffer,
@@ -234,7 +236,7 @@ export class ExpressTaker {
       Atomics.store(w, E_TAKER, this.threadId);
       const f = this.board.fields(e);
       const item = this.itemOf(e, w, f);
-      let r: ItemResult | undefined;
+      let r: ItemOutcome | undefined;
       try {
         r = take(item, f[F_RECV]!);
       } catch {
@@ -257,7 +259,7 @@ export class ExpressTaker {
    * it, when its taker declined it, or when its taker died (the item slot then says whether that
    * attempt committed, as after any crash). Otherwise the taker's result is the answer.
    */
-  own(e: number, run: () => ItemResult): ItemResult {
+  own(e: number, run: () => ItemOutcome): ItemOutcome {
     const w = this.board.words(e);
     if (this.board.claim(w, EXPRESS_TAKEN)) {
       Atomics.store(w, E_TAKER, this.threadId);
@@ -279,13 +281,14 @@ export class ExpressTaker {
   }
 
   private itemOf(e: number, w: Int32Array, f: Float64Array): WsItem {
-    const session = decoder.decode(this.board.bytes(e, SESSION_AT, Atomics.load(w, E_SESSION_LEN)).slice());
+    // main posted it from a SessionId; this is its copy read back
+    const session = sessionId(decoder.decode(this.board.bytes(e, SESSION_AT, Atomics.load(w, E_SESSION_LEN)).slice()));
     return { src: 'ws', off: f[F_OFF]!, len: f[F_LEN]!, slot: f[F_SLOT]!, shed: false, session, applied: f[F_APPLIED]!, edgeAt: f[F_EDGE]! };
   }
 }
 
 /** JSON of the result; an ack too long for the entry keeps its counts and sheds error details. */
-function writeResult(into: Uint8Array, r: ItemResult): number {
+function writeResult(into: Uint8Array, r: ItemOutcome): number {
   let res = r;
   for (;;) {
     const bytes = encoder.encode(JSON.stringify(res));
@@ -293,13 +296,13 @@ function writeResult(into: Uint8Array, r: ItemResult): number {
       into.set(bytes);
       return bytes.byteLength;
     }
-    if (res.t !== 'batch' || !res.errors?.length) throw new Error('express result does not fit its entry');
+    if ((res.kind !== 'applied' && res.kind !== 'stored') || !res.errors?.length) throw new Error('express result does not fit its entry');
     const errors = res.errors.slice(0, Math.floor(res.errors.length / 2));
     res = { ...res, errors };
     if (errors.length === 0) delete res.errors;
   }
 }
 
-function readResult(bytes: Uint8Array): ItemResult {
-  return JSON.parse(decoder.decode(bytes.slice())) as ItemResult;
+function readResult(bytes: Uint8Array): ItemOutcome {
+  return JSON.parse(decoder.decode(bytes.slice())) as ItemOutcome;
 }

@@ -16,7 +16,7 @@ import { Dispatcher, type TaskRunner } from './dispatcher.js';
 import { allocateExpress, ExpressPoster } from './express.js';
 import { InputArena } from './input-arena.js';
 import { allocateSlots, SlotAllocator, SlotView } from './item-slots.js';
-import type { IngestResult, ItemResult, TaskItem, WarmupResult, WorkerInit, WorkerTask } from './messages.js';
+import type { IngestResult, ItemOutcome, TaskItem, WarmupResult, WorkerInit, WorkerTask } from './messages.js';
 
 export function workerFile(): string {
   // src/pool/ingest-pool.ts runs as dist/src/pool/ingest-pool.js; the worker is dist/workers/ingest.js
@@ -46,6 +46,8 @@ export class IngestPool implements TaskRunner {
   /** secrets redacted per class by all workers (counts, never values) */
   readonly redacted: Record<string, number> = {};
   redactionFailed = 0;
+  /** alerts the workers raised but could not publish: a drop /health must show */
+  alertsUnpublished = 0;
   /** the rule set in force, shared with MCP egress and health */
   readonly redaction: LiveRedaction;
   /** workers publish alerts here; main reads them (AlertHub) */
@@ -76,7 +78,6 @@ export class IngestPool implements TaskRunner {
         maxErrorsPerAck: o.config.limits.max_errors_per_ack,
         maxFrame: o.config.limits.max_frame,
       },
-      retryAfterMs: p.retry_after_ms,
       redaction: { rules: o.config.redaction.rules.map((r) => ({ ...r })), allowlist: [...o.config.redaction.allowlist] },
       faultInjection: o.faultInjection ?? false,
       chaos: new SharedArrayBuffer(16),
@@ -125,13 +126,14 @@ export class IngestPool implements TaskRunner {
     return this.dispatcher.pendingBytes > this.shedBytes || this.arena.used > this.arena.capacity * 0.75 || this.dispatcher.oldestQueuedMs > this.o.config.pool.max_queue_delay_ms;
   }
 
-  async run(items: TaskItem[], recvTime: number): Promise<ItemResult[]> {
+  async run(items: TaskItem[], recvTime: number): Promise<ItemOutcome[]> {
     const live = this.redaction;
     const redaction = live.version > 0 ? { version: live.version, rules: live.rules, allowlist: live.allowlist } : undefined;
     const r = await this.piscina.run({ kind: 'ingest', items, recvTime, ...(redaction ? { redaction } : {}) });
     if (r.kind !== 'ingest') throw new Error(`unexpected worker result kind ${r.kind}`);
     if (r.redacted) for (const [cls, n] of Object.entries(r.redacted)) this.redacted[cls] = (this.redacted[cls] ?? 0) + n;
     if (r.redactionFailed) this.redactionFailed += r.redactionFailed;
+    if (r.alertsUnpublished) this.alertsUnpublished += r.alertsUnpublished;
     return r.results;
   }
 

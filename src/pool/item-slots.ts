@@ -5,8 +5,14 @@
  * so a batch is never stored twice.
  *
  *   slot i (Float64Array, 4 words):  [ state | accepted | rejected | seq ]
- *   state: 0 = not committed, 1 = applied, 2 = duplicate
+ *   state: 0 = not committed, 1 = applied (a batch), 2 = duplicate (a batch), 3 = stored (an HTTP body)
+ *
+ * The counts are the ones the first answer reported (after records too large for their ring were
+ * moved from accepted to rejected), so a replay from the slot answers the same.
  */
+import type { ItemSlots } from '../domain/ingest/core.js';
+import type { CommittedOutcome } from '../domain/ingest/outcome.js';
+
 export const SLOT_WORDS = 4;
 export const SLOT_STATE = 0;
 export const SLOT_ACCEPTED = 1;
@@ -16,12 +22,13 @@ export const SLOT_SEQ = 3;
 export const SLOT_EMPTY = 0;
 export const SLOT_APPLIED = 1;
 export const SLOT_DUPLICATE = 2;
+export const SLOT_STORED = 3;
 
 export function allocateSlots(count: number): SharedArrayBuffer {
   return new SharedArrayBuffer(count * SLOT_WORDS * Float64Array.BYTES_PER_ELEMENT);
 }
 
-export class SlotView {
+export class SlotView implements ItemSlots {
   readonly words: Float64Array;
   readonly count: number;
   constructor(buf: SharedArrayBuffer) {
@@ -43,6 +50,30 @@ export class SlotView {
     w[b + SLOT_REJECTED] = rejected;
     w[b + SLOT_SEQ] = seq;
     w[b + SLOT_STATE] = state;
+  }
+  /** The outcome a committed attempt recorded; the one builder of a replayed answer. */
+  committed(i: number): CommittedOutcome | undefined {
+    const st = this.read(i);
+    switch (st.state) {
+      case SLOT_APPLIED:
+        return { kind: 'applied', seq: st.seq, accepted: st.accepted, rejected: st.rejected };
+      case SLOT_DUPLICATE:
+        return { kind: 'duplicate', seq: st.seq };
+      case SLOT_STORED:
+        return { kind: 'stored', accepted: st.accepted, rejected: st.rejected };
+      default:
+        return undefined;
+    }
+  }
+  record(i: number, o: CommittedOutcome): void {
+    switch (o.kind) {
+      case 'applied':
+        return this.write(i, SLOT_APPLIED, o.accepted, o.rejected, o.seq);
+      case 'duplicate':
+        return this.write(i, SLOT_DUPLICATE, 0, 0, o.seq);
+      case 'stored':
+        return this.write(i, SLOT_STORED, o.accepted, o.rejected, -1);
+    }
   }
   reset(i: number): void {
     const b = i * SLOT_WORDS;

@@ -7,54 +7,14 @@
  */
 import type { AlertRingBuffers } from '../shm/alert-ring.js';
 import type { DetectStateBuffers } from '../shm/detect-state.js';
-import type { ErrorCode } from '../errors.js';
 import type { StoreBuffers } from '../shm/index.js';
+import type { ItemOutcome } from '../domain/ingest/outcome.js';
+import type { TaskItem } from '../domain/ingest/item.js';
 
-export type HttpRoute =
-  | '/logs'
-  | '/network'
-  | '/network-bodies'
-  | '/websocket-events'
-  | '/enhanced-actions'
-  | '/performance-snapshots';
-
-export const HTTP_ROUTES: readonly HttpRoute[] = [
-  '/logs',
-  '/network',
-  '/network-bodies',
-  '/websocket-events',
-  '/enhanced-actions',
-  '/performance-snapshots',
-];
-
-interface ItemBase {
-  /** byte offset of the frame/body in the input arena */
-  off: number;
-  len: number;
-  /** index into the item-status slots; lets a retried task skip what a crashed attempt committed */
-  slot: number;
-  /** admission control said no: decode only enough to answer nack/503, store nothing */
-  shed: boolean;
-  /** when the frame or body reached the edge: epoch ms, sub-ms precision (alert latency) */
-  edgeAt?: number;
-}
-
-export interface WsItem extends ItemBase {
-  src: 'ws';
-  /** null until this connection's hello was processed */
-  session: string | null;
-  /** last seq applied for the session; -1 when the session has no baseline yet */
-  applied: number;
-  /** the express board entry this frame is also posted on (see express.ts) */
-  express?: number;
-}
-
-export interface HttpItem extends ItemBase {
-  src: 'http';
-  route: HttpRoute;
-}
-
-export type TaskItem = WsItem | HttpItem;
+// The item and outcome shapes are the ingest core's; this protocol carries them unchanged.
+export { HTTP_ROUTES, type HttpRoute } from '../domain/kinds.js';
+export type { HttpItem, SessionId, TaskItem, WsItem } from '../domain/ingest/item.js';
+export type { ItemOutcome, RecordError } from '../domain/ingest/outcome.js';
 
 export interface IngestTask {
   kind: 'ingest';
@@ -72,38 +32,15 @@ export interface WarmupTask {
 
 export type WorkerTask = IngestTask | WarmupTask;
 
-export interface RecordError {
-  index: number;
-  kind: string;
-  code: string;
-  message: string;
-}
-
-export type ItemResult =
-  | { t: 'hello'; v: number; client: string; version: string; session: string; last_acked_seq?: number | undefined; token?: string | undefined }
-  | {
-      t: 'batch';
-      seq: number;
-      /** applied: stored now; duplicate: already applied earlier (ack again); nack: not applied, resend */
-      outcome: 'applied' | 'duplicate' | 'nack';
-      code?: ErrorCode;
-      accepted: number;
-      rejected: number;
-      errors?: RecordError[];
-    }
-  | { t: 'ping'; ts: number }
-  | { t: 'pong'; ts: number }
-  | { t: 'result'; id: string; status: string; result?: unknown; error?: unknown }
-  | { t: 'error'; code: ErrorCode; message: string; /** the batch's seq when it was decoded before failing */ seq?: number }
-  | { t: 'http'; status: number; body: Record<string, unknown> };
-
 export interface IngestResult {
   kind: 'ingest';
-  results: ItemResult[];
+  results: ItemOutcome[];
   /** secrets redacted per class during this task (counts, never values) */
   redacted?: Record<string, number>;
   /** records whose redaction threw: free text dropped, metadata kept */
   redactionFailed?: number;
+  /** alerts the detectors raised that could not be published (too large for an alert slot) */
+  alertsUnpublished?: number;
 }
 
 export interface WarmupResult {
@@ -126,7 +63,6 @@ export interface WorkerInit {
     maxErrorsPerAck: number;
     maxFrame: number;
   };
-  retryAfterMs: number;
   /** the one rule set; every worker compiles the same engine from it */
   redaction: { rules: Array<{ name: string; pattern: string; replacement?: string | undefined }>; allowlist: string[] };
   faultInjection: boolean;

@@ -35,8 +35,15 @@
  * counters (one): i64 per (kind, field), kind-major, fields in COUNTER_FIELDS order.
  */
 
-/** Why a record was not stored. Append-only: the position is the counter slot. */
-export const DROP_REASONS = ['duplicate', 'overloaded', 'record_too_large', 'redaction_failed', 'poison'] as const;
+/**
+ * Why a record the server took in was not stored; the position is the counter slot (the layout is
+ * built per process, so the list may change between versions, never within one).
+ * Only reasons that really drop received records are here, so received = stored + rejected +
+ * dropped balances: a shed batch is nacked and resent (never received), a poisoned item is counted
+ * per item (/health pool.poisoned: its records were never decoded), and a record whose redaction
+ * failed is stored with its metadata (/health redaction.redaction_failed).
+ */
+export const DROP_REASONS = ['duplicate', 'record_too_large'] as const;
 export type DropReason = (typeof DROP_REASONS)[number];
 
 export const BASE_COUNTERS = ['received', 'stored', 'rejected', 'evicted', 'cleared'] as const;

@@ -116,10 +116,11 @@ export class StoreWriter {
   /**
    * Appends a batch and its accounting atomically. A batch with no records (all rejected,
    * duplicate) still goes through here so every counter changes in one place.
-   * `beforePublish` runs under the lock just before committedSeq is stored (item slots use it);
+   * `beforePublish` runs under the lock just before committedSeq is stored (item slots use it),
+   * told how many records were left out as too large for their ring;
    * if it throws, the batch is still published and the error rethrown after the lock is freed.
    */
-  commit(c: StagedCommit, beforePublish?: () => void): CommitOutcome {
+  commit(c: StagedCommit, beforePublish?: (tooLarge: number) => void): CommitOutcome {
     const recs = c.records;
     const n = recs.length;
     if (this.pos.length < n) this.pos = new Float64Array(Math.max(n, this.pos.length * 2));
@@ -159,7 +160,7 @@ export class StoreWriter {
       if (nextSeq > firstSeq) lastSeq = nextSeq - 1;
       else firstSeq = -1;
       this.afterCopy?.();
-      hookError = this.windowB(c, plans, stored, tooLargeBy, nextSeq, beforePublish);
+      hookError = this.windowB(c, plans, stored, tooLargeBy, nextSeq, beforePublish && (() => beforePublish(tooLarge)));
     } finally {
       v.lock.release(this.holderId);
     }

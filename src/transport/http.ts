@@ -5,7 +5,7 @@
  */
 import { ERRORS, type ErrorCode } from '../errors.js';
 import type { Config } from '../config.js';
-import { HTTP_ROUTES, type HttpRoute, type ItemResult } from '../pool/messages.js';
+import { HTTP_ROUTES, type HttpRoute, type ItemOutcome } from '../pool/messages.js';
 import type { IngestPool } from '../pool/ingest-pool.js';
 import type { ArenaSlice } from '../pool/input-arena.js';
 import type { EdgeStats } from './edge-stats.js';
@@ -133,15 +133,12 @@ export class HttpEdge {
       pool.arena.release(slice);
       return this.fail(reply, 'overloaded');
     }
-    pool.dispatcher.submit({ src: 'http', route, off: slice.off, len: slice.len, slot, shed: pool.overloaded(), edgeAt: performance.timeOrigin + performance.now() }, Date.now(), (r: ItemResult) => {
+    pool.dispatcher.submit({ src: 'http', route, off: slice.off, len: slice.len, slot, shed: pool.overloaded(), edgeAt: performance.timeOrigin + performance.now() }, Date.now(), (r: ItemOutcome) => {
       pool.arena.release(slice);
       pool.slotAlloc.release(slot);
-      if (r.t === 'http') {
-        const headers: Record<string, string> = r.status === 503 ? { 'retry-after': retryAfterSeconds(this.o.config.pool.retry_after_ms) } : {};
-        return this.json(reply, r.status, r.body, headers);
-      }
-      if (r.t === 'error') return this.fail(reply, r.code, r.message);
-      this.fail(reply, 'internal', `unexpected result ${r.t}`);
+      const a = httpAnswer(r, this.o.config.pool.retry_after_ms);
+      const headers: Record<string, string> = a.status === 503 ? { 'retry-after': retryAfterSeconds(this.o.config.pool.retry_after_ms) } : {};
+      this.json(reply, a.status, a.body, headers);
     });
   }
 
@@ -221,4 +218,23 @@ export class HttpEdge {
 
 function retryAfterSeconds(ms: number): string {
   return String(Math.max(1, Math.ceil(ms / 1000)));
+}
+
+/** The HTTP mapping of a body's outcome, once, through the error catalog. */
+export function httpAnswer(o: ItemOutcome, retryAfterMs: number): { status: number; body: Record<string, unknown> } {
+  switch (o.kind) {
+    case 'stored': {
+      const received = o.accepted + o.rejected;
+      const body: Record<string, unknown> = { received, accepted: o.accepted, rejected: o.rejected };
+      if (o.errors) body.errors = o.errors;
+      // nothing of a non-empty body was stored: the request as a whole was invalid
+      return { status: received > 0 && o.accepted === 0 ? ERRORS.invalid_record.http : 200, body };
+    }
+    case 'refused':
+      return { status: ERRORS[o.code].http, body: { error: o.code, message: ERRORS[o.code].summary, retry_after_ms: retryAfterMs } };
+    case 'rejected':
+      return { status: ERRORS[o.code].http, body: { error: o.code, message: o.message } };
+    default:
+      return { status: ERRORS.internal.http, body: { error: 'internal', message: `unexpected outcome ${o.kind} for an HTTP body` } };
+  }
 }

@@ -4,8 +4,10 @@
  * Bounded: when full, the least recently active idle session is forgotten (a producer that
  * comes back after that is treated as new and re-baselined from its hello).
  */
+import type { SessionId } from '../domain/ingest/item.js';
+
 export interface Session {
-  readonly id: string;
+  readonly id: SessionId;
   /** highest seq applied; -1 = no baseline yet (the first batch sets it) */
   applied: number;
   /** a task holding this session's frames is in the pool: later frames wait (ordering) */
@@ -15,7 +17,7 @@ export interface Session {
 }
 
 export class SessionTable {
-  private readonly map = new Map<string, Session>();
+  private readonly map = new Map<SessionId, Session>();
   constructor(private readonly max: number) {}
 
   get size(): number {
@@ -23,7 +25,7 @@ export class SessionTable {
   }
 
   /** Finds or creates; undefined when full of busy sessions. */
-  attach(id: string, lastAcked: number | undefined, now: number): Session | undefined {
+  attach(id: SessionId, lastAcked: number | undefined, now: number): Session | undefined {
     let s = this.map.get(id);
     if (s) {
       // Map order is our LRU order: re-insert on use.
@@ -43,7 +45,7 @@ export class SessionTable {
     s.connections = Math.max(0, s.connections - 1);
   }
 
-  get(id: string): Session | undefined {
+  get(id: SessionId): Session | undefined {
     return this.map.get(id);
   }
 

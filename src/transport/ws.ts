@@ -6,7 +6,7 @@
  */
 import { pack } from 'msgpackr';
 import { ERRORS, type ErrorCode } from '../errors.js';
-import type { ItemResult, RecordError, WsItem } from '../pool/messages.js';
+import type { ItemOutcome, RecordError, WsItem } from '../pool/messages.js';
 import type { Pending } from '../pool/dispatcher.js';
 import type { IngestPool } from '../pool/ingest-pool.js';
 import type { ArenaSlice } from '../pool/input-arena.js';
@@ -66,7 +66,7 @@ export interface WsEdgeOptions {
   guard: Guard;
   stats: EdgeStats;
   /** `result` frames (answers to our commands) go here */
-  onResult?: (conn: Conn, r: Extract<ItemResult, { t: 'result' }>) => void;
+  onResult?: (conn: Conn, r: Extract<ItemOutcome, { kind: 'result' }>) => void;
   onProducerChange?: (event: 'connected' | 'disconnected', p: ProducerInfo) => void;
 }
 
@@ -247,11 +247,11 @@ export class WsEdge {
     );
   }
 
-  private helloResult(conn: Conn, r: ItemResult): void {
+  private helloResult(conn: Conn, r: ItemOutcome): void {
     if (conn.state === 'closed') return;
-    if (r.t !== 'hello') {
-      if (r.t === 'error') this.o.stats.bump(this.o.stats.frameErrors, r.code);
-      const why = r.t === 'error' ? `${r.code}: ${r.message}` : `got ${r.t}`;
+    if (r.kind !== 'hello') {
+      if (r.kind === 'rejected') this.o.stats.bump(this.o.stats.frameErrors, r.code);
+      const why = r.kind === 'rejected' ? `${r.code}: ${r.message}` : `got ${r.kind}`;
       this.closeWith(conn, 'hello_required', `first frame must be hello (${why})`);
       this.discardWaiting(conn);
       return;
@@ -369,54 +369,41 @@ export class WsEdge {
     pool.dispatcher.submitGroup(group, idle);
   }
 
-  private itemResult(conn: Conn, session: Session, r: ItemResult): void {
+  /** The one place a WebSocket item's outcome becomes what the producer is told (wsAnswer). */
+  private itemResult(conn: Conn, session: Session, r: ItemOutcome): void {
     const stats = this.o.stats;
-    switch (r.t) {
-      case 'batch':
-        if (r.outcome === 'nack') {
-          stats.bump(stats.nacks, r.code ?? 'overloaded');
-          this.send(conn, {
-            t: 'nack',
-            seq: r.seq,
-            code: r.code ?? 'overloaded',
-            retry_after_ms: this.o.config.pool.retry_after_ms,
-            resume_from_seq: session.applied + 1,
-          });
-          return;
-        }
-        if (r.seq > session.applied) session.applied = r.seq;
-        this.mergeAck(conn, r.seq, r.accepted, r.rejected, r.errors);
+    if (r.kind === 'rejected') {
+      stats.bump(stats.frameErrors, r.code);
+      if (r.code === 'poison') stats.poisoned++;
+    }
+    const a = wsAnswer(r, { retryAfterMs: this.o.config.pool.retry_after_ms, resumeFrom: session.applied + 1 });
+    switch (a.t) {
+      case 'ack':
+        if (a.seq > session.applied) session.applied = a.seq;
+        this.mergeAck(conn, a.seq, a.accepted, a.rejected, a.errors);
         return;
-      case 'error':
-        stats.bump(stats.frameErrors, r.code);
-        if (r.code === 'poison') stats.poisoned++;
-        if (r.code === 'poison' && r.seq !== undefined && r.seq >= 0) {
-          // Acknowledge a poisoned batch so the producer stops resending what kills workers.
-          if (r.seq > session.applied) session.applied = r.seq;
-          this.mergeAck(conn, r.seq, 0, 0, [{ index: -1, kind: 'batch', code: 'poison', message: r.message }]);
-          return;
-        }
-        this.send(conn, { t: 'error', code: r.code, message: r.message, ...(r.seq !== undefined ? { seq: r.seq } : {}) });
-        if (ERRORS[r.code].wsClose !== 0) this.closeWith(conn, r.code, r.message);
+      case 'nack':
+        stats.bump(stats.nacks, a.code);
+        this.send(conn, a);
         return;
-      case 'ping':
+      case 'error': {
+        const { close, ...frame } = a;
+        this.send(conn, frame);
+        if (close) this.closeWith(conn, a.code, a.message);
+        return;
+      }
+      case 'pong':
         if (conn.ws && conn.state !== 'closed' && conn.ws.getBufferedAmount() > this.o.config.limits.ws_max_backpressure) {
           stats.pongsDropped++;
           return;
         }
-        this.send(conn, { t: 'pong', ts: r.ts });
-        return;
-      case 'pong':
+        this.send(conn, a);
         return;
       case 'result':
-        this.o.onResult?.(conn, r);
+        this.o.onResult?.(conn, a.result);
         return;
-      case 'hello':
-        // The worker turns a second hello into duplicate_hello; reaching here is a bug.
-        this.send(conn, { t: 'error', code: 'duplicate_hello', message: 'hello was already received on this connection' });
-        return;
-      case 'http':
-        log.error('http result on a websocket item');
+      case 'none':
+        if (a.bug) log.error(a.bug);
         return;
     }
   }
@@ -446,7 +433,7 @@ export class WsEdge {
     this.send(conn, frame);
   }
 
-  private send(conn: Conn, frame: Record<string, unknown>): void {
+  private send(conn: Conn, frame: object): void {
     const ws = conn.ws;
     if (!ws || conn.state === 'closed') return;
     const bytes = pack(frame);
@@ -502,5 +489,45 @@ export class WsEdge {
     if (this.conns.delete(conn)) this.o.stats.connectionsOpen--;
     if (conn.session) this.sessions.detach(conn.session);
     if (wasReady && conn.producer) this.o.onProducerChange?.('disconnected', conn.producer);
+  }
+}
+
+/** What a producer is told about one WebSocket item. */
+export type WsAnswer =
+  /** folded into the connection's cumulative ack */
+  | { t: 'ack'; seq: number; accepted: number; rejected: number; errors?: RecordError[] }
+  | { t: 'nack'; seq: number; code: ErrorCode; retry_after_ms: number; resume_from_seq: number }
+  /** `close`: the catalog says this error ends the connection */
+  | { t: 'error'; code: ErrorCode; message: string; seq?: number; close: boolean }
+  | { t: 'pong'; ts: number }
+  | { t: 'result'; result: Extract<ItemOutcome, { kind: 'result' }> }
+  /** nothing to send; `bug` when the outcome cannot come from a WebSocket item */
+  | { t: 'none'; bug?: string };
+
+/** The WebSocket mapping of an outcome, once, through the error catalog. */
+export function wsAnswer(o: ItemOutcome, at: { retryAfterMs: number; resumeFrom: number }): WsAnswer {
+  switch (o.kind) {
+    case 'applied':
+      return { t: 'ack', seq: o.seq, accepted: o.accepted, rejected: o.rejected, ...(o.errors ? { errors: o.errors } : {}) };
+    case 'duplicate':
+      return { t: 'ack', seq: o.seq, accepted: 0, rejected: 0 };
+    case 'nack':
+      return { t: 'nack', seq: o.seq, code: o.code, retry_after_ms: at.retryAfterMs, resume_from_seq: at.resumeFrom };
+    case 'rejected':
+      // Acknowledge a poisoned batch so the producer stops resending what kills workers.
+      if (o.code === 'poison' && o.seq !== undefined && o.seq >= 0) return { t: 'ack', seq: o.seq, accepted: 0, rejected: 0, errors: [{ index: -1, kind: 'batch', code: 'poison', message: o.message }] };
+      return { t: 'error', code: o.code, message: o.message, ...(o.seq !== undefined ? { seq: o.seq } : {}), close: ERRORS[o.code].wsClose !== 0 };
+    case 'ping':
+      return { t: 'pong', ts: o.ts };
+    case 'pong':
+      return { t: 'none' };
+    case 'result':
+      return { t: 'result', result: o };
+    case 'hello':
+      // The core turns a second hello into duplicate_hello; reaching here is a bug.
+      return { t: 'error', code: 'duplicate_hello', message: 'hello was already received on this connection', close: false };
+    case 'stored':
+    case 'refused':
+      return { t: 'none', bug: `http outcome ${o.kind} on a websocket item` };
   }
 }

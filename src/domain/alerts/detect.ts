@@ -3,7 +3,7 @@
  * alert is built from redacted text only). Each check is O(1) against the shared DetectState;
  * alerts are collected and handed over after the batch committed, aggregated by dedup key.
  */
-import type { Kind } from '../kinds.js';
+import type { IngestedRecord, IngestedRecordOf } from '../wire/schemas.js';
 import { errorSignature, pathTemplate, topFrame } from '../signals/signature.js';
 import { signatureHash } from '../signals/signature-hash.js';
 import { regressions, type Metric } from '../signals/vitals.js';
@@ -49,19 +49,21 @@ export class Detector {
   ) {}
 
   /** One stored (redacted) record. `edgeAt`: when its frame reached the edge (epoch ms, high-res). */
-  see(kind: Kind, rec: Record<string, unknown>, edgeAt: number, pageUrl?: string): void {
-    switch (kind) {
+  see(r: IngestedRecord, edgeAt: number, pageUrl?: string): void {
+    switch (r.kind) {
       case 'logs':
-        this.log(rec, edgeAt, pageUrl);
+        this.log(r.rec, edgeAt, pageUrl);
         break;
-      case 'network':
-        this.network(rec, edgeAt, String(rec.url ?? ''), rec.status, rec.error, String(rec.method ?? 'GET'), pageUrl);
+      case 'network': {
+        const rec = r.rec;
+        this.network({ url: rec.url, status: rec.status, error: rec.error, method: rec.method, duration: rec.duration, response: undefined }, edgeAt, pageUrl);
         break;
+      }
       case 'ws_events':
-        this.wsEvent(rec, edgeAt);
+        this.wsEvent(r.rec, edgeAt);
         break;
       case 'perf':
-        this.perf(rec, edgeAt);
+        this.perf(r.rec, edgeAt);
         break;
       default:
     }
@@ -107,10 +109,10 @@ export class Detector {
     this.pending.set(a.dedup_key, { alert, edgeTime: edgeAt });
   }
 
-  private log(rec: Record<string, unknown>, edgeAt: number, pageUrl?: string): void {
+  private log(rec: IngestedRecordOf<'logs'>, edgeAt: number, pageUrl?: string): void {
     const sec = this.sec();
     if (rec.type === 'network') {
-      this.network(rec, edgeAt, String(rec.request_url ?? ''), rec.status, rec.error, String(rec.method ?? 'GET'), String(rec.url ?? pageUrl ?? ''));
+      this.network({ url: rec.request_url ?? '', status: rec.status, error: rec.error, method: rec.method ?? 'GET', duration: rec.duration, response: rec.response }, edgeAt, rec.url ?? pageUrl ?? '');
       return;
     }
     const isError = rec.level === 'error' || rec.type === 'exception';
@@ -118,7 +120,7 @@ export class Detector {
       // noise: the same non-error message over and over. Most records are console chatter, so
       // this is one hashing pass and a count in this worker's own map, no lock; the shared table
       // only makes sure one worker alerts
-      const noiseKey = digitFoldedHash(String(rec.message ?? ''));
+      const noiseKey = digitFoldedHash(rec.message ?? '');
       if (this.countNoise(noiseKey, sec) === NOISE_MIN) {
         const gate = this.state.touch(noiseKey ^ 0x5bd1e995, sec, NOISE_REALERT_S);
         if (gate && gate.countInWindow === 1) {
@@ -127,7 +129,7 @@ export class Detector {
             {
               severity: 'info',
               category: 'noise',
-              title: `Noise: a console ${String(rec.level ?? 'log')} repeats (${NOISE_MIN}× in ${NOISE_WINDOW_S} s)`,
+              title: `Noise: a console ${rec.level} repeats (${NOISE_MIN}× in ${NOISE_WINDOW_S} s)`,
               detail: `${cut(sig, 300)} — hide it with configure({action:"noise_rule", ...}) if it does not matter`,
               source: 'noise_detector',
               dedup_key: `noise:${noiseKey}`,
@@ -143,18 +145,17 @@ export class Detector {
     this.spike(sec, edgeAt);
     // one pass over the message (and the top frame of an exception), not the six regexes of
     // errorSignature: this runs for every error ingested
-    const message0 = String(rec.message ?? '');
-    const top = typeof rec.stack === 'string' && rec.stack ? topFrame(rec.stack) : '';
-    const sigHash = signatureHash(top, signatureHash(message0));
+    const message = rec.message ?? '';
+    const top = rec.stack ? topFrame(rec.stack) : '';
+    const sigHash = signatureHash(top, signatureHash(message));
     // stored with the record: observe folds errors by it without normalizing them again on main
     rec._sig = sigHash;
     const seen = this.state.touch(sigHash ^ 0x27d4eb2f, sec, NEW_ERROR_WINDOW_S);
     if (!seen || (seen.lastSeen >= 0 && sec - seen.lastSeen < NEW_ERROR_WINDOW_S)) return;
     // the allowance first: in a flood of new errors, building their text is most of the cost
-    if (!this.state.claimAlert(sec, scopeOf('error_detector', typeof rec.url === 'string' ? rec.url : pageUrl))) return;
+    if (!this.state.claimAlert(sec, scopeOf('error_detector', rec.url ?? pageUrl))) return;
     const sig = errorSignature(rec);
-    const message = String(rec.message ?? '');
-    const where = typeof rec.source === 'string' ? rec.source : typeof rec.filename === 'string' ? `${rec.filename}:${String(rec.lineno ?? '')}` : '';
+    const where = rec.source !== undefined ? rec.source : rec.filename !== undefined ? `${rec.filename}:${rec.lineno ?? ''}` : '';
     this.raise(
       {
         severity: 'error',
@@ -162,7 +163,7 @@ export class Detector {
         title: cut(`New ${rec.type === 'exception' ? 'exception' : 'console error'}: ${message.split('\n')[0]}`, 200),
         detail: cut(`${message}${where ? ` (at ${where})` : ''}`, 1000),
         source: 'error_detector',
-        ...(typeof rec.url === 'string' ? { url: cut(rec.url, 500) } : pageUrl ? { url: cut(pageUrl, 500) } : {}),
+        ...(rec.url !== undefined ? { url: cut(rec.url, 500) } : pageUrl ? { url: cut(pageUrl, 500) } : {}),
         dedup_key: `error:${sigHash}`,
         context: { signature: cut(sig, 300) },
       },
@@ -192,9 +193,12 @@ export class Detector {
     );
   }
 
-  private network(rec: Record<string, unknown>, edgeAt: number, url: string, status: unknown, error: unknown, method: string, pageUrl?: string): void {
-    const code = typeof status === 'number' ? status : Number(status);
-    const failed = (error !== undefined && error !== null && error !== '') || !(code > 0);
+  /** A request from a network record or a console record of type network: the fields both carry. */
+  private network(req: NetworkSeen, edgeAt: number, pageUrl?: string): void {
+    const { url, error, method } = req;
+    // no status: the request never got an answer (counts as a failure)
+    const code = req.status ?? Number.NaN;
+    const failed = (error !== undefined && error !== '') || !(code > 0);
     if (!failed && !(code >= 500)) return;
     const key0 = `net:${method} ${pathTemplate(url)} ${failed && !(code >= 500) ? 'failed' : code}`;
     const seen0 = this.state.touch(hash32(key0), this.sec(), REPEAT_WINDOW_S);
@@ -206,14 +210,14 @@ export class Detector {
     // within the window only the first is sent on
     if (seen0 && seen0.countInWindow > 1) return;
     if (!this.state.claimAlert(this.sec(), scopeOf('anomaly_detector', url))) return;
-    const title = failed && !(code >= 500) ? cut(`Network failure: ${method} ${path(url)}${error ? ` (${String(error)})` : ''}`, 200) : cut(`Server error: ${method} ${path(url)} → ${code}`, 200);
+    const title = failed && !(code >= 500) ? cut(`Network failure: ${method} ${path(url)}${error ? ` (${error})` : ''}`, 200) : cut(`Server error: ${method} ${path(url)} → ${code}`, 200);
     const key = key0;
     this.raise(
       {
         severity: 'error',
         category: 'anomaly',
         title,
-        detail: cut(`${method} ${url}${code > 0 ? ` → ${code}` : ''}${rec.duration !== undefined ? ` in ${String(rec.duration)} ms` : ''}${typeof rec.response === 'string' && rec.response ? `: ${rec.response}` : ''}`, 1000),
+        detail: cut(`${method} ${url}${code > 0 ? ` → ${code}` : ''}${req.duration !== undefined ? ` in ${req.duration} ms` : ''}${req.response ? `: ${req.response}` : ''}`, 1000),
         source: 'anomaly_detector',
         url: cut(url, 500),
         dedup_key: key,
@@ -224,12 +228,12 @@ export class Detector {
     );
   }
 
-  private wsEvent(rec: Record<string, unknown>, edgeAt: number): void {
-    const code = typeof rec.code === 'number' ? rec.code : undefined;
+  private wsEvent(rec: IngestedRecordOf<'ws_events'>, edgeAt: number): void {
+    const code = rec.code;
     const abnormal = rec.event === 'error' || (rec.event === 'close' && code !== undefined && code !== 1000 && code !== 1001);
     if (!abnormal) return;
-    const url = String(rec.url ?? '');
-    const key = `ws:${pathTemplate(url)}:${String(rec.event)}:${code ?? ''}`;
+    const url = rec.url ?? '';
+    const key = `ws:${pathTemplate(url)}:${rec.event}:${code ?? ''}`;
     const seen = this.state.touch(hash32(key), this.sec(), REPEAT_WINDOW_S);
     if (seen && seen.countInWindow > 1 && !this.pending.has(key)) return;
     this.raise(
@@ -237,7 +241,7 @@ export class Detector {
         severity: 'warning',
         category: 'anomaly',
         title: cut(rec.event === 'error' ? `WebSocket error: ${path(url)}` : `WebSocket closed abnormally: ${path(url)} (${code})`, 200),
-        detail: cut(`${url}${rec.reason ? `: ${String(rec.reason)}` : ''}`, 1000),
+        detail: cut(`${url}${rec.reason ? `: ${rec.reason}` : ''}`, 1000),
         source: 'anomaly_detector',
         url: cut(url, 500),
         dedup_key: key,
@@ -246,11 +250,14 @@ export class Detector {
     );
   }
 
-  private perf(rec: Record<string, unknown>, edgeAt: number): void {
-    const url = String(rec.url ?? '');
-    const timing = (rec.timing ?? {}) as Record<string, unknown>;
+  private perf(rec: IngestedRecordOf<'perf'>, edgeAt: number): void {
+    const url = rec.url;
+    const timing = rec.timing;
     const current: Partial<Record<Metric, number>> = {};
-    for (const m of PERF_METRICS) if (typeof timing[m] === 'number') current[m] = timing[m] as number;
+    for (const m of PERF_METRICS) {
+      const v = timing[m];
+      if (typeof v === 'number') current[m] = v;
+    }
     const key = hash32(`perf:${pathTemplate(url)}`);
     let found: ReturnType<typeof regressions> = [];
     const r = this.state.comparePerf(key, current, (baseline) => (found = regressions(baseline, current)).length > 0);
@@ -284,6 +291,16 @@ export class Detector {
       );
     }
   }
+}
+
+/** What the network check needs of a request, from either record kind that describes one. */
+interface NetworkSeen {
+  url: string;
+  status: number | undefined;
+  error: string | undefined;
+  method: string;
+  duration: number | undefined;
+  response: string | undefined;
 }
 
 /** What shares an alert allowance: a source on one host ("https://api.x:8443/a" → api.x:8443). */

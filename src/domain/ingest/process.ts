@@ -3,10 +3,10 @@
  * redacted, normalized records ready for the rings, plus per-record errors and counts.
  * A bad record is rejected with its index and reason; the good ones of the same batch go on.
  */
-import { kindId, type Kind } from '../kinds.js';
-import { HTTP_BODY_KEYS, BATCH_ARRAYS, RECORD_SCHEMAS, type BatchArray, type BatchFrame } from '../wire/schemas.js';
+import { HTTP_BODY, KINDS, PAGE_FIELD, kindId, type HttpRoute, type Kind } from '../kinds.js';
+import { RECORD_SCHEMAS, type BatchFrame, type IngestedRecord, type IngestedRecordOf, type WireRecordOf } from '../wire/schemas.js';
 import { normalizeRecord, toEpochMs } from '../wire/normalize.js';
-import { FREE_TEXT_FIELDS, type Redactor } from './redactor.js';
+import { FREE_TEXT_FIELDS, type Redactor, type UntypedRecord } from './redactor.js';
 import type { ErrorCode } from '../../errors.js';
 import type { StagedRecord } from '../../shm/index.js';
 
@@ -20,7 +20,7 @@ export interface IngestContext {
   redactor: Redactor;
   limits: IngestLimits;
   /** sees every stored record once, redacted and cut to size (anomaly detection) */
-  detect?: (kind: Kind, rec: Record<string, unknown>, pageUrl: string | undefined) => void;
+  detect?: (r: IngestedRecord, pageUrl: string | undefined) => void;
 }
 
 export interface RecordError {
@@ -39,21 +39,8 @@ export interface IngestOutput {
   errors: RecordError[];
 }
 
-const KIND_OF: Record<BatchArray, Kind> = {
-  logs: 'logs',
-  network: 'network',
-  network_bodies: 'network_bodies',
-  ws_events: 'ws_events',
-  actions: 'actions',
-  perf: 'perf',
-  ext_logs: 'ext_logs',
-};
-
-/** Fields where the batch's page_url fills in a missing page address. */
-const PAGE_FIELD: Partial<Record<BatchArray, string>> = { logs: 'url', network: 'page_url', actions: 'url', ext_logs: 'url' };
-
 function emptyOutput(): IngestOutput {
-  const z = () => BATCH_ARRAYS.map(() => 0);
+  const z = () => KINDS.map(() => 0);
   return { records: [], received: z(), rejected: z(), redactionFailed: z(), errors: [] };
 }
 
@@ -61,15 +48,15 @@ export function processBatchFrame(frame: BatchFrame, ctx: IngestContext): Ingest
   resetStaging();
   const out = emptyOutput();
   let total = 0;
-  for (const k of BATCH_ARRAYS) total += frame[k]?.length ?? 0;
+  for (const k of KINDS) total += frame[k]?.length ?? 0;
   const tooMany = total > ctx.limits.max_events_per_batch;
   const tab = frame.tab_id ?? -1;
-  for (const k of BATCH_ARRAYS) {
+  for (const k of KINDS) {
     const arr = frame[k];
     if (!arr || arr.length === 0) continue;
     if (tooMany) {
       // Refused whole but acknowledged (not nacked): resending it would never help.
-      const id = kindId(KIND_OF[k]);
+      const id = kindId(k);
       out.received[id]! += arr.length;
       out.rejected[id]! += arr.length;
       pushError(out, ctx, { index: -1, kind: k, code: 'too_many_events', message: `batch holds ${total} events; max_events_per_batch is ${ctx.limits.max_events_per_batch}` });
@@ -80,8 +67,6 @@ export function processBatchFrame(frame: BatchFrame, ctx: IngestContext): Ingest
   return out;
 }
 
-export type HttpRoute = keyof typeof HTTP_BODY_KEYS;
-
 export type HttpIngestResult = ({ ok: true } & IngestOutput) | { ok: false; code: ErrorCode; message: string };
 
 export function processHttpBody(route: HttpRoute, body: Uint8Array, ctx: IngestContext): HttpIngestResult {
@@ -91,7 +76,7 @@ export function processHttpBody(route: HttpRoute, body: Uint8Array, ctx: IngestC
   } catch (e) {
     return { ok: false, code: 'bad_json', message: `body is not valid JSON: ${(e as Error).message}` };
   }
-  const [key, kind] = HTTP_BODY_KEYS[route];
+  const { bodyKey: key, kind } = HTTP_BODY[route];
   const arr = parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>)[key] : undefined;
   if (!Array.isArray(arr)) return { ok: false, code: 'invalid_body', message: `expected {"${key}": [...]} for ${route}` };
   if (arr.length > ctx.limits.max_events_per_batch) {
@@ -103,33 +88,36 @@ export function processHttpBody(route: HttpRoute, body: Uint8Array, ctx: IngestC
   return { ok: true, ...out };
 }
 
-function processArray(k: BatchArray, arr: unknown[], tab: number, pageUrl: string | undefined, ctx: IngestContext, out: IngestOutput): void {
-  const kind = KIND_OF[k];
+function processArray<K extends Kind>(kind: K, arr: unknown[], tab: number, pageUrl: string | undefined, ctx: IngestContext, out: IngestOutput): void {
   const id = kindId(kind);
-  const schema = RECORD_SCHEMAS[k];
-  const pageField = PAGE_FIELD[k];
+  const schema = RECORD_SCHEMAS[kind];
+  const pageField = PAGE_FIELD[kind];
   out.received[id]! += arr.length;
-  const recs: Record<string, unknown>[] = [];
-  const times: number[] = [];
+  const recs: Array<IngestedRecordOf<K>> = [];
   for (let i = 0; i < arr.length; i++) {
     const parsed = schema.safeParse(arr[i]);
     if (!parsed.success) {
       out.rejected[id]!++;
       const issue = parsed.error.issues[0]!;
-      pushError(out, ctx, { index: i, kind: k, code: 'invalid_record', message: `${issue.path.join('.') || '(record)'}: ${issue.message}` });
+      pushError(out, ctx, { index: i, kind, code: 'invalid_record', message: `${issue.path.join('.') || '(record)'}: ${issue.message}` });
       continue;
     }
-    const rec = parsed.data as Record<string, unknown>;
-    const clientTime = toEpochMs(rec.ts as number | string);
+    // the schema indexed by K parsed it: its output is K's record (TS cannot follow the index)
+    const wire = parsed.data as WireRecordOf<K>;
+    const clientTime = toEpochMs(wire.ts);
     if (Number.isNaN(clientTime)) {
       out.rejected[id]!++;
-      pushError(out, ctx, { index: i, kind: k, code: 'invalid_record', message: `ts: ${JSON.stringify(rec.ts)} is neither epoch ms nor ISO 8601` });
+      pushError(out, ctx, { index: i, kind, code: 'invalid_record', message: `ts: ${JSON.stringify(wire.ts)} is neither epoch ms nor ISO 8601` });
       continue;
     }
-    rec.ts = clientTime;
-    if (pageField && pageUrl !== undefined && rec[pageField] === undefined) rec[pageField] = pageUrl;
+    // in place: a copy per record would cost more than the rest of this loop
+    const rec = Object.assign(wire, { ts: clientTime }) as IngestedRecordOf<K>;
+    if (pageField && pageUrl !== undefined) {
+      // the field comes from the kinds table, not from the record's type
+      const loose = rec as UntypedRecord;
+      if (loose[pageField] === undefined) loose[pageField] = pageUrl;
+    }
     recs.push(rec);
-    times.push(clientTime);
   }
   // Most records hold no secret; the redactor may say which could, for the whole array at once.
   let mayHold: Uint8Array | undefined;
@@ -143,19 +131,26 @@ function processArray(k: BatchArray, arr: unknown[], tab: number, pageUrl: strin
     let safe = rec;
     if (!mayHold || mayHold[j] === 1) {
       try {
-        safe = ctx.redactor.redactRecord(kind, rec);
+        // redaction replaces text by text: the record keeps its kind's shape
+        safe = ctx.redactor.redactRecord(kind, rec) as IngestedRecordOf<K>;
       } catch {
         // Fail closed: nothing unredacted is stored; the record keeps its metadata only.
-        for (const f of FREE_TEXT_FIELDS) delete rec[f];
+        const loose = rec as UntypedRecord;
+        for (const f of FREE_TEXT_FIELDS) delete loose[f];
         rec.redaction_failed = true;
         out.redactionFailed[id]!++;
         safe = rec;
       }
     }
-    normalizeRecord(k, safe);
-    ctx.detect?.(kind, safe, pageUrl);
-    out.records.push({ kind: id, clientTime: times[j]!, tab, payload: stage(JSON.stringify(safe)) });
+    normalizeRecord(kind, safe);
+    ctx.detect?.(tagged(kind, safe), pageUrl);
+    out.records.push({ kind: id, clientTime: safe.ts, tab, payload: stage(JSON.stringify(safe)) });
   }
+}
+
+/** A record with its kind beside it; TS cannot pair a generic K with its record on its own. */
+function tagged<K extends Kind>(kind: K, rec: IngestedRecordOf<K>): IngestedRecord {
+  return { kind, rec } as unknown as IngestedRecord;
 }
 
 /**

@@ -5,14 +5,20 @@
  */
 import type { Kind } from '../kinds.js';
 
+/**
+ * The one untyped view of a validated record: redaction walks every field whatever its kind, so
+ * it takes the record as a plain map. Everything before and after it uses the schema's type.
+ */
+export type UntypedRecord = Record<string, unknown>;
+
 export interface Redactor {
   /** May mutate and return `rec`. Throwing means "could not redact": the caller drops free text. */
-  redactRecord(kind: Kind, rec: Record<string, unknown>): Record<string, unknown>;
+  redactRecord(kind: Kind, rec: object): UntypedRecord;
   /**
    * Optional pre-filter over all records of one kind in a batch: 1 where a record may hold a
    * secret (a superset). Records marked 0 are stored without calling redactRecord.
    */
-  triggered?(kind: Kind, recs: readonly Record<string, unknown>[]): Uint8Array;
+  triggered?(kind: Kind, recs: readonly object[]): Uint8Array;
 }
 
 const SENSITIVE_HEADER = /^(authorization|proxy-authorization|cookie|set-cookie|x-api-key)$|token|secret|key|password|auth/i;
@@ -42,7 +48,8 @@ function stripHeaders(h: unknown): void {
 }
 
 export const headerStripRedactor: Redactor = {
-  redactRecord(_kind, rec) {
+  redactRecord(_kind, record) {
+    const rec = record as UntypedRecord;
     stripHeaders(rec.headers);
     stripHeaders(rec.request_headers);
     stripHeaders(rec.response_headers);
@@ -50,5 +57,4 @@ export const headerStripRedactor: Redactor = {
   },
 };
 
-/** Fields that carry page text; dropped whole when redaction fails on a record (fail closed). */
-export const FREE_TEXT_FIELDS = ['message', 'args', 'stack', 'request_body', 'response_body', 'data', 'response', 'headers', 'request_headers', 'response_headers', 'value', 'reason', 'error', 'selectors'] as const;
+export { FREE_TEXT_FIELDS } from '../wire/schemas.js';

@@ -5,6 +5,7 @@
  * may be newer than we are. Hard caps here refuse abuse; truncation limits live in normalize.ts.
  */
 import { z } from 'zod';
+import { KINDS, type Kind } from '../kinds.js';
 
 const HARD_STRING = 1024 * 1024; // a single string above this is abuse, not data to truncate
 const str = (max = HARD_STRING) => z.string().max(max);
@@ -25,10 +26,9 @@ export const HelloFrameSchema = z.object({
   token: str(1024).optional(),
 });
 
-export const BATCH_ARRAYS = ['logs', 'network', 'network_bodies', 'ws_events', 'actions', 'perf', 'ext_logs'] as const;
-export type BatchArray = (typeof BATCH_ARRAYS)[number];
-
 const records = z.array(z.unknown()).optional();
+/** one optional array per kind, named as the kind (kinds.ts) */
+const recordArrays = Object.fromEntries(KINDS.map((k) => [k, records])) as { [K in Kind]: typeof records };
 
 export const BatchFrameSchema = z.object({
   t: z.literal('batch'),
@@ -36,13 +36,7 @@ export const BatchFrameSchema = z.object({
   sent_at: num(),
   tab_id: int().optional(),
   page_url: str(8192).optional(),
-  logs: records,
-  network: records,
-  network_bodies: records,
-  ws_events: records,
-  actions: records,
-  perf: records,
-  ext_logs: records,
+  ...recordArrays,
 });
 
 export const PingFrameSchema = z.object({ t: z.literal('ping'), ts: num() });
@@ -162,6 +156,7 @@ export const PerfRecordSchema = z.object({
   resources: z.object({ count: num(), transfer_size: num() }).optional(),
 });
 
+/** The schema column of the kinds table (kinds.ts): every kind has exactly one. */
 export const RECORD_SCHEMAS = {
   logs: LogRecordSchema,
   network: NetworkRecordSchema,
@@ -170,7 +165,7 @@ export const RECORD_SCHEMAS = {
   actions: ActionRecordSchema,
   perf: PerfRecordSchema,
   ext_logs: LogRecordSchema,
-} as const satisfies Record<BatchArray, z.ZodType>;
+} as const satisfies Record<Kind, z.ZodType>;
 
 export type LogRecord = z.infer<typeof LogRecordSchema>;
 export type NetworkRecord = z.infer<typeof NetworkRecordSchema>;
@@ -179,14 +174,30 @@ export type WsEventRecord = z.infer<typeof WsEventRecordSchema>;
 export type ActionRecord = z.infer<typeof ActionRecordSchema>;
 export type PerfRecord = z.infer<typeof PerfRecordSchema>;
 
-// ---------------------------------------------------------------- HTTP bodies (PROTOCOL.md §3)
+/** A record of kind K as it passed validation. */
+export type WireRecordOf<K extends Kind> = z.infer<(typeof RECORD_SCHEMAS)[K]>;
 
-/** route → (body key, batch array) */
-export const HTTP_BODY_KEYS = {
-  '/logs': ['entries', 'logs'],
-  '/network': ['entries', 'network'],
-  '/network-bodies': ['bodies', 'network_bodies'],
-  '/websocket-events': ['events', 'ws_events'],
-  '/enhanced-actions': ['actions', 'actions'],
-  '/performance-snapshots': ['snapshots', 'perf'],
-} as const satisfies Record<string, readonly [string, BatchArray]>;
+/** What ingest adds to a validated record before it is stored (redaction, truncation, detection). */
+export interface IngestMarks {
+  /** redaction threw: free text was dropped, metadata kept */
+  redaction_failed?: boolean;
+  /** the error signature hash detection computed (observe folds errors by it) */
+  _sig?: number;
+  message_truncated?: boolean;
+  stack_truncated?: boolean;
+  value_truncated?: boolean;
+}
+
+/** Fields that carry page text; dropped whole when redaction fails on a record (fail closed). */
+export const FREE_TEXT_FIELDS = ['message', 'args', 'stack', 'request_body', 'response_body', 'data', 'response', 'headers', 'request_headers', 'response_headers', 'value', 'reason', 'error', 'selectors'] as const;
+type FreeText = (typeof FREE_TEXT_FIELDS)[number];
+
+/**
+ * A stored record of kind K: validated, its time in epoch ms, with ingest's marks. Its free-text
+ * fields may be gone (a record whose redaction failed keeps its metadata only).
+ */
+export type IngestedRecordOf<K extends Kind> = Omit<WireRecordOf<K>, 'ts' | FreeText> &
+  Partial<Pick<WireRecordOf<K>, Extract<keyof WireRecordOf<K>, FreeText>>> & { ts: number } & IngestMarks;
+
+/** A stored record with its kind beside it: switching on `kind` narrows `rec`. */
+export type IngestedRecord = { [K in Kind]: { kind: K; rec: IngestedRecordOf<K> } }[Kind];

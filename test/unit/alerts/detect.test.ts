@@ -4,6 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Detector } from '../../../src/domain/alerts/detect.js';
+import type { Kind } from '../../../src/domain/kinds.js';
+import { RECORD_SCHEMAS, type IngestedRecord } from '../../../src/domain/wire/schemas.js';
 import { allocateDetectState, DetectState } from '../../../src/shm/detect-state.js';
 
 function setup(start = 1_700_000_000_000) {
@@ -13,52 +15,59 @@ function setup(start = 1_700_000_000_000) {
   return { d, state, advance: (ms: number) => (now += ms), at: () => now, other: () => new Detector(state, () => now) };
 }
 
+/** A record as a worker hands it to detection: fields checked by its real schema, time in epoch ms. */
+function see(d: Detector, kind: Kind, fields: object, edgeAt: number, pageUrl?: string): void {
+  // partial: a test names only the fields a check reads, but each must be valid
+  const rec = { ...RECORD_SCHEMAS[kind].partial().parse(fields), ts: 0 };
+  d.see({ kind, rec } as IngestedRecord, edgeAt, pageUrl);
+}
+
 const exception = (message: string) => ({ level: 'error', type: 'exception', message, stack: `Error: ${message}\n    at f (https://app.test/main.js:10:5)`, url: 'https://app.test/' });
 
 describe('anomaly detection in the workers', () => {
   it('new error: once per signature, again only after 30 s of silence; numbers do not make it new', () => {
     const { d, advance } = setup();
-    d.see('logs', exception('user 42 not found'), 1);
-    d.see('logs', exception('user 43 not found'), 1);
+    see(d, 'logs', exception('user 42 not found'), 1);
+    see(d, 'logs', exception('user 43 not found'), 1);
     let out = d.take();
     expect(out).toHaveLength(1);
     expect(out[0]!.alert).toMatchObject({ severity: 'error', category: 'anomaly', source: 'error_detector', url: 'https://app.test/' });
     expect(out[0]!.alert.title).toContain('New exception: user 42 not found');
     expect(out[0]!.edgeTime).toBe(1);
     advance(20_000);
-    d.see('logs', exception('user 44 not found'), 2);
+    see(d, 'logs', exception('user 44 not found'), 2);
     expect(d.take()).toHaveLength(0);
     advance(31_000);
-    d.see('logs', exception('user 45 not found'), 3);
+    see(d, 'logs', exception('user 45 not found'), 3);
     out = d.take();
     expect(out).toHaveLength(1);
-    d.see('logs', { level: 'error', type: 'console', message: 'a different problem' }, 4);
+    see(d, 'logs', { level: 'error', type: 'console', message: 'a different problem' }, 4);
     expect(d.take()[0]!.alert.title).toBe('New console error: a different problem');
   });
 
   it('"new" is shared between workers', () => {
     const { d, other } = setup();
-    d.see('logs', exception('boom'), 1);
+    see(d, 'logs', exception('boom'), 1);
     expect(d.take()).toHaveLength(1);
     const d2 = other();
-    d2.see('logs', exception('boom'), 1);
+    see(d2, 'logs', exception('boom'), 1);
     expect(d2.take()).toHaveLength(0);
   });
 
   it('server errors and network failures, repeats within a batch folded into a count', () => {
     const { d, advance } = setup();
-    for (let i = 0; i < 5; i++) d.see('network', { method: 'POST', url: `https://api.test/api/users/${i}?x=1`, status: 500, duration: 12 }, 1, 'https://app.test/');
-    d.see('network', { method: 'GET', url: 'https://api.test/ok', status: 200 }, 1);
-    d.see('network', { method: 'GET', url: 'https://api.test/down', status: 0, error: 'net::ERR_CONNECTION_REFUSED' }, 1);
+    for (let i = 0; i < 5; i++) see(d, 'network', { method: 'POST', url: `https://api.test/api/users/${i}?x=1`, status: 500, duration: 12 }, 1, 'https://app.test/');
+    see(d, 'network', { method: 'GET', url: 'https://api.test/ok', status: 200 }, 1);
+    see(d, 'network', { method: 'GET', url: 'https://api.test/down', status: 0, error: 'net::ERR_CONNECTION_REFUSED' }, 1);
     const out = d.take().map((e) => e.alert);
     expect(out).toHaveLength(2);
     expect(out[0]).toMatchObject({ title: 'Server error: POST /api/users/0 → 500', count: 5, source: 'anomaly_detector', category: 'anomaly', severity: 'error' });
     expect(out[1]!.title).toBe('Network failure: GET /down (net::ERR_CONNECTION_REFUSED)');
     // the next batch within a second adds nothing new; after it, the same failure alerts again
-    d.see('network', { method: 'POST', url: 'https://api.test/api/users/9', status: 500 }, 1);
+    see(d, 'network', { method: 'POST', url: 'https://api.test/api/users/9', status: 500 }, 1);
     expect(d.take()).toHaveLength(0);
     advance(1500);
-    d.see('network', { method: 'POST', url: 'https://api.test/api/users/9', status: 500 }, 1);
+    see(d, 'network', { method: 'POST', url: 'https://api.test/api/users/9', status: 500 }, 1);
     expect(d.take()).toHaveLength(1);
   });
 
@@ -66,14 +75,14 @@ describe('anomaly detection in the workers', () => {
     const { d, advance } = setup();
     // a steady trickle: 1 error every 2 s for 60 s is no spike
     for (let s = 0; s < 60; s += 2) {
-      d.see('logs', { level: 'error', type: 'console', message: 'steady' }, 1);
+      see(d, 'logs', { level: 'error', type: 'console', message: 'steady' }, 1);
       advance(2000);
     }
     expect(d.take().filter((e) => e.alert.source === 'spike_detector')).toHaveLength(0);
     // then 100 errors in one second
-    for (let i = 0; i < 100; i++) d.see('logs', { level: 'error', type: 'console', message: `burst ${i}` }, 1);
+    for (let i = 0; i < 100; i++) see(d, 'logs', { level: 'error', type: 'console', message: `burst ${i}` }, 1);
     advance(1000);
-    d.see('logs', { level: 'error', type: 'console', message: 'burst again' }, 1);
+    see(d, 'logs', { level: 'error', type: 'console', message: 'burst again' }, 1);
     const spikes = d.take().filter((e) => e.alert.source === 'spike_detector');
     expect(spikes).toHaveLength(1);
     expect(spikes[0]!.alert.title).toBe('Error spike');
@@ -83,25 +92,25 @@ describe('anomaly detection in the workers', () => {
   it('performance: a regression against the URL baseline, then its recovery', () => {
     const { d } = setup();
     const snap = (lcp: number, cls = 0.01) => ({ url: 'https://app.test/cart?id=1', timing: { ttfb: 100, fcp: 800, lcp, cls, inp: 80, dom_content_loaded: 900, load: 1200 } });
-    d.see('perf', snap(1000), 1);
-    d.see('perf', snap(1100), 1);
+    see(d, 'perf', snap(1000), 1);
+    see(d, 'perf', snap(1100), 1);
     expect(d.take()).toHaveLength(0);
-    d.see('perf', snap(2000), 1);
+    see(d, 'perf', snap(2000), 1);
     let out = d.take().map((e) => e.alert);
     expect(out).toHaveLength(1);
     expect(out[0]).toMatchObject({ category: 'regression', source: 'performance_monitor', severity: 'warning', title: 'Performance regression: /cart' });
     expect(out[0]!.detail).toMatch(/LCP 2000 ms vs baseline 1050 ms/);
-    d.see('perf', snap(1050, 0.3), 1);
+    see(d, 'perf', snap(1050, 0.3), 1);
     expect(d.take()[0]!.alert.detail).toMatch(/CLS 0.30/);
-    d.see('perf', snap(1060), 1);
+    see(d, 'perf', snap(1060), 1);
     out = d.take().map((e) => e.alert);
     expect(out[0]).toMatchObject({ severity: 'info', title: 'Performance recovered: /cart' });
   });
 
   it('WebSocket error and abnormal close, not a normal close', () => {
     const { d } = setup();
-    d.see('ws_events', { event: 'close', id: 'c', url: 'wss://app.test/live', code: 1000 }, 1);
-    d.see('ws_events', { event: 'close', id: 'c', url: 'wss://app.test/live', code: 1006, reason: 'gone' }, 1);
+    see(d, 'ws_events', { event: 'close', id: 'c', url: 'wss://app.test/live', code: 1000 }, 1);
+    see(d, 'ws_events', { event: 'close', id: 'c', url: 'wss://app.test/live', code: 1006, reason: 'gone' }, 1);
     const out = d.take().map((e) => e.alert);
     expect(out).toHaveLength(1);
     expect(out[0]!.title).toBe('WebSocket closed abnormally: /live (1006)');
@@ -109,7 +118,7 @@ describe('anomaly detection in the workers', () => {
 
   it('noise: the 50th repeat of a console message within 30 s, once', () => {
     const { d } = setup();
-    for (let i = 0; i < 120; i++) d.see('logs', { level: 'warn', type: 'console', message: `Warning: each child needs a key (row ${i})` }, 1);
+    for (let i = 0; i < 120; i++) see(d, 'logs', { level: 'warn', type: 'console', message: `Warning: each child needs a key (row ${i})` }, 1);
     const out = d.take().map((e) => e.alert);
     expect(out).toHaveLength(1);
     expect(out[0]).toMatchObject({ category: 'noise', severity: 'info' });
@@ -119,10 +128,10 @@ describe('anomaly detection in the workers', () => {
     const { d, state, advance, other } = setup();
     const d2 = other();
     const two = (i: number) => `${String.fromCharCode(65 + (i % 26))}${String.fromCharCode(65 + Math.floor(i / 26))}`;
-    for (let i = 0; i < 60; i++) d.see('logs', { level: 'error', type: 'console', message: `distinct failure ${two(i)}`, url: 'https://app.test/' }, 1);
-    for (let i = 0; i < 60; i++) d2.see('network', { method: 'GET', url: `https://api.test/route${two(i).toLowerCase()}`, status: 502 }, 1);
+    for (let i = 0; i < 60; i++) see(d, 'logs', { level: 'error', type: 'console', message: `distinct failure ${two(i)}`, url: 'https://app.test/' }, 1);
+    for (let i = 0; i < 60; i++) see(d2, 'network', { method: 'GET', url: `https://api.test/route${two(i).toLowerCase()}`, status: 502 }, 1);
     // a different host in the same second still gets its alert
-    d2.see('network', { method: 'GET', url: 'https://payments.test/charge', status: 503 }, 1);
+    see(d2, 'network', { method: 'GET', url: 'https://payments.test/charge', status: 503 }, 1);
     const a1 = d.take();
     const a2 = d2.take();
     expect(a1).toHaveLength(20);
@@ -130,7 +139,7 @@ describe('anomaly detection in the workers', () => {
     expect(a2.some((e) => e.alert.title === 'Server error: GET /charge → 503')).toBe(true);
     expect(state.alertsSuppressed).toBe(80);
     advance(1000);
-    d.see('logs', { level: 'error', type: 'console', message: 'distinct failure next second', url: 'https://app.test/' }, 1);
+    see(d, 'logs', { level: 'error', type: 'console', message: 'distinct failure next second', url: 'https://app.test/' }, 1);
     const next = d.take().map((e) => e.alert.source);
     expect(next).toContain('spike_detector');
     expect(next).toContain('error_detector');
@@ -138,7 +147,7 @@ describe('anomaly detection in the workers', () => {
 
   it('forgets what an uncommitted batch raised', () => {
     const { d } = setup();
-    d.see('logs', exception('lost'), 1);
+    see(d, 'logs', exception('lost'), 1);
     d.discard();
     expect(d.take()).toEqual([]);
   });

@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { Dispatcher, type DispatcherOptions, type Pending, type TaskRunner } from '../../../src/pool/dispatcher.js';
 import { allocateSlots, SlotView } from '../../../src/pool/item-slots.js';
-import type { ItemResult, TaskItem } from '../../../src/pool/messages.js';
+import type { ItemOutcome, TaskItem } from '../../../src/pool/messages.js';
+import { sessionId } from '../../../src/domain/ingest/item.js';
 
 interface Launched {
   items: TaskItem[];
@@ -17,14 +18,14 @@ function harness(opts: Partial<DispatcherOptions> = {}) {
   const launched: Launched[] = [];
   const runner: TaskRunner = {
     run: (items) =>
-      new Promise<ItemResult[]>((resolve) => {
-        launched.push({ items, finish: () => resolve(items.map(() => ({ t: 'batch', seq: 0, outcome: 'applied', accepted: 1, rejected: 0 }))) });
+      new Promise<ItemOutcome[]>((resolve) => {
+        launched.push({ items, finish: () => resolve(items.map(() => ({ kind: 'applied', seq: 0, accepted: 1, rejected: 0 }))) });
       }),
     onTaskFailure: () => undefined,
   };
   const d = new Dispatcher(runner, new SlotView(allocateSlots(64)), { maxItems: 64, maxBytes: 2 * 1024 * 1024, maxInflight: 2, workers: 1, ...opts });
   let slot = 0;
-  const ws = (label: string, len: number): Pending => ({ item: { src: 'ws', off: 0, len, slot: slot++, shed: false, session: label, applied: -1 }, recvTime: 0, done: () => undefined });
+  const ws = (label: string, len: number): Pending => ({ item: { src: 'ws', off: 0, len, slot: slot++, shed: false, session: sessionId(label), applied: -1 }, recvTime: 0, done: () => undefined });
   const http = (label: string, len: number): Pending => ({ item: { src: 'http', route: '/logs', off: 0, len, slot: slot++, shed: false, edgeAt: Number(label.slice(1)) }, recvTime: 0, done: () => undefined });
   const labels = (l: Launched): string[] => l.items.map((i) => (i.src === 'ws' ? i.session! : `h${i.edgeAt}`));
   return { d, launched, ws, http, labels };
@@ -113,22 +114,22 @@ describe('Dispatcher latency bound and sparse lane', () => {
 describe('Dispatcher crash recovery', () => {
   /** A runner whose tasks the test settles by hand: finish with per-item results, or fail (the worker died). */
   function crashable() {
-    const launched: Array<{ items: TaskItem[]; finish: (results: ItemResult[]) => void; fail: () => void }> = [];
+    const launched: Array<{ items: TaskItem[]; finish: (results: ItemOutcome[]) => void; fail: () => void }> = [];
     const runner: TaskRunner = {
-      run: (items) => new Promise<ItemResult[]>((resolve, reject) => launched.push({ items, finish: resolve, fail: () => reject(new Error('worker exited with code 70')) })),
+      run: (items) => new Promise<ItemOutcome[]>((resolve, reject) => launched.push({ items, finish: resolve, fail: () => reject(new Error('worker exited with code 70')) })),
       onTaskFailure: () => undefined,
     };
     const d = new Dispatcher(runner, new SlotView(allocateSlots(64)), { maxItems: 64, maxBytes: 2 * 1024 * 1024, maxInflight: 4, workers: 2 });
     return { d, launched };
   }
-  const applied = (seq: number): ItemResult => ({ t: 'batch', seq, outcome: 'applied', accepted: 1, rejected: 0 });
+  const applied = (seq: number): ItemOutcome => ({ kind: 'applied', seq, accepted: 1, rejected: 0 });
 
   it('retries a session’s items one after another, each on the seq the one before committed', async () => {
     const { d, launched } = crashable();
-    const answers: Array<[string, ItemResult]> = [];
+    const answers: Array<[string, ItemOutcome]> = [];
     let slot = 0;
     const item = (session: string, applied: number): Pending => ({
-      item: { src: 'ws', off: 0, len: 100, slot: slot++, shed: false, session, applied },
+      item: { src: 'ws', off: 0, len: 100, slot: slot++, shed: false, session: sessionId(session), applied },
       recvTime: 0,
       done: (r) => answers.push([session, r]),
     });
@@ -156,15 +157,15 @@ describe('Dispatcher crash recovery', () => {
 
   it('an item that kills its retry too is poison, and the session’s next item still goes on', async () => {
     const { d, launched } = crashable();
-    const answers: ItemResult[] = [];
-    const mk = (slot: number): Pending => ({ item: { src: 'ws', off: 0, len: 100, slot, shed: false, session: 's', applied: 0 }, recvTime: 0, done: (r) => answers.push(r) });
+    const answers: ItemOutcome[] = [];
+    const mk = (slot: number): Pending => ({ item: { src: 'ws', off: 0, len: 100, slot, shed: false, session: sessionId('s'), applied: 0 }, recvTime: 0, done: (r) => answers.push(r) });
     d.submitGroup([mk(0), mk(1)]);
     await turn();
     launched[0]!.fail();
     await turn();
     launched[1]!.fail(); // the first item kills its retry as well
     await turn();
-    expect(answers[0]).toMatchObject({ t: 'error', code: 'poison' });
+    expect(answers[0]).toMatchObject({ kind: 'rejected', code: 'poison' });
     expect(launched[2]!.items).toMatchObject([{ slot: 1 }]);
     launched[2]!.finish([applied(2)]);
     await turn();

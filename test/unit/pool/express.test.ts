@@ -19,16 +19,17 @@ import {
   ExpressTaker,
   RESULT_MAX,
 } from '../../../src/pool/express.js';
-import type { ItemResult, WsItem } from '../../../src/pool/messages.js';
+import type { ItemOutcome, WsItem } from '../../../src/pool/messages.js';
+import { sessionId } from '../../../src/domain/ingest/item.js';
 import type { ExpressJob, ExpressMessage } from '../../fixtures/express-worker.js';
 
 const FIXTURE = resolve('dist/test/fixtures/express-worker.js');
 
 function item(over: Partial<WsItem> = {}): WsItem {
-  return { src: 'ws', off: 4096, len: 120, slot: 7, shed: false, session: 'tab-1', applied: 41, edgeAt: 1.5e12, ...over };
+  return { src: 'ws', off: 4096, len: 120, slot: 7, shed: false, session: sessionId('tab-1'), applied: 41, edgeAt: 1.5e12, ...over };
 }
 
-const ack = (seq: number, extra: Partial<Extract<ItemResult, { t: 'batch' }>> = {}): ItemResult => ({ t: 'batch', seq, outcome: 'applied', accepted: 3, rejected: 0, ...extra });
+const ack = (seq: number, extra: Partial<Extract<ItemOutcome, { kind: 'applied' }>> = {}): ItemOutcome => ({ kind: 'applied', seq, accepted: 3, rejected: 0, ...extra });
 
 describe('express board, one thread playing every part', () => {
   it('a taker does the frame once; its owner answers with the taker’s result and never runs it', () => {
@@ -39,7 +40,7 @@ describe('express board, one thread playing every part', () => {
     expect(poster.posted).toBe(1);
     const seen: Array<[WsItem, number]> = [];
     expect(taker.poll((it, recv) => (seen.push([it, recv]), ack(it.applied + 1)))).toBe(1);
-    expect(seen).toEqual([[{ src: 'ws', off: 4096, len: 120, slot: 7, shed: false, session: 'tab-1', applied: 41, edgeAt: 1.5e12 }, 1234]]);
+    expect(seen).toEqual([[{ src: 'ws', off: 4096, len: 120, slot: 7, shed: false, session: sessionId('tab-1'), applied: 41, edgeAt: 1.5e12 }, 1234]]);
     expect(poster.posted).toBe(0);
     expect(poster.stateOf(e)).toBe(EXPRESS_DONE);
     // a second look finds nothing: a frame is taken once
@@ -70,7 +71,7 @@ describe('express board, one thread playing every part', () => {
     const poster = new ExpressPoster(allocateExpress(2));
     const taker = new ExpressTaker(poster.buffer, 11);
     const declined = poster.post(item(), 1)!;
-    const failed = poster.post(item({ session: 'tab-2' }), 1)!;
+    const failed = poster.post(item({ session: sessionId('tab-2') }), 1)!;
     expect(
       taker.poll((it) => {
         if (it.session === 'tab-2') throw new Error('bad frame');
@@ -90,20 +91,20 @@ describe('express board, one thread playing every part', () => {
   it('a full board sends frames the normal way only, and an entry is reused once its owner answered', () => {
     const poster = new ExpressPoster(allocateExpress(1));
     const e = poster.post(item(), 1)!;
-    expect(poster.post(item({ session: 'tab-2' }), 1)).toBeUndefined();
+    expect(poster.post(item({ session: sessionId('tab-2') }), 1)).toBeUndefined();
     expect(poster.stats.board_full).toBe(1);
     // never taken (say the item was poisoned): release takes it off the board
     poster.release(e);
     expect(poster.posted).toBe(0);
     expect(new ExpressTaker(poster.buffer, 11).poll(() => ack(1))).toBe(0);
-    expect(poster.post(item({ session: 'tab-3' }), 1)).toBe(e);
+    expect(poster.post(item({ session: sessionId('tab-3') }), 1)).toBe(e);
   });
 
   it('posts only session-bound frames whose session id fits', () => {
     const poster = new ExpressPoster(allocateExpress(2));
     expect(poster.post(item({ session: null }), 1)).toBeUndefined();
-    expect(poster.post(item({ session: '😀'.repeat(129) }), 1)).toBeUndefined();
-    expect(poster.post(item({ session: '😀'.repeat(128) }), 1)).toBeDefined();
+    expect(poster.post(item({ session: sessionId('😀'.repeat(129)) }), 1)).toBeUndefined();
+    expect(poster.post(item({ session: sessionId('😀'.repeat(128)) }), 1)).toBeDefined();
     const seen: string[] = [];
     new ExpressTaker(poster.buffer, 11).poll((it) => (seen.push(it.session!), ack(1)));
     expect(seen).toEqual(['😀'.repeat(128)]);
@@ -115,8 +116,8 @@ describe('express board, one thread playing every part', () => {
     const errors = Array.from({ length: 400 }, (_, i) => ({ index: i, kind: 'logs', code: 'invalid_record' as const, message: `field ${i}: ${'x'.repeat(60)}` }));
     expect(JSON.stringify(errors).length).toBeGreaterThan(RESULT_MAX);
     new ExpressTaker(poster.buffer, 11).poll(() => ack(42, { accepted: 7, rejected: 400, errors }));
-    const got = new ExpressTaker(poster.buffer, 12).own(e, () => ack(-1)) as Extract<ItemResult, { t: 'batch' }>;
-    expect(got).toMatchObject({ t: 'batch', seq: 42, accepted: 7, rejected: 400 });
+    const got = new ExpressTaker(poster.buffer, 12).own(e, () => ack(-1)) as Extract<ItemOutcome, { kind: 'applied' }>;
+    expect(got).toMatchObject({ kind: 'applied', seq: 42, accepted: 7, rejected: 400 });
     expect(got.errors!.length).toBeGreaterThan(0);
     expect(got.errors!.length).toBeLessThan(400);
     expect(got.errors![0]).toEqual(errors[0]);
@@ -180,7 +181,7 @@ describe('express board across real worker threads', () => {
     const owner = start({ board: poster.buffer, mode: 'owner', stop, entry: e });
     const owned = (await owner.next('owned')) as Extract<ExpressMessage, { type: 'owned' }>;
     expect(owned.ran).toBe(false);
-    expect(owned.result).toEqual({ t: 'batch', seq: 10, outcome: 'applied', accepted: 77, rejected: 0 });
+    expect(owned.result).toEqual({ kind: 'applied', seq: 10, accepted: 77, rejected: 0 });
     poster.release(e);
     Atomics.store(new Int32Array(stop), 0, 1);
     const took = (await taker.next('took')) as Extract<ExpressMessage, { type: 'took' }>;
@@ -194,7 +195,7 @@ describe('express board across real worker threads', () => {
     const stop = new SharedArrayBuffer(4);
     const taker = start({ board: poster.buffer, mode: 'taker', stop });
     await taker.next('ready');
-    const e = poster.post(item({ session: 'die' }), 1)!;
+    const e = poster.post(item({ session: sessionId('die') }), 1)!;
     expect(await taker.exited).toBe(3);
     expect(poster.stateOf(e)).toBe(EXPRESS_TAKEN);
     const owner = start({ board: poster.buffer, mode: 'owner', stop, entry: e });

@@ -7,7 +7,7 @@ const rec = (kind: number, size: number): StagedRecord => ({ kind, clientTime: 0
 
 describe('shm counters', () => {
   it('sizes the store in one place; DROP_REASONS is the append-only list the layout depends on', () => {
-    expect(DROP_REASONS).toEqual(['duplicate', 'overloaded', 'record_too_large', 'redaction_failed', 'poison']);
+    expect(DROP_REASONS).toEqual(['duplicate', 'record_too_large']);
     const s = storeSizes([64 * 1024, 4096 * 1024 * 1024]);
     expect(s.ringCapacities).toEqual([64 * 1024, 4096 * 1024 * 1024]);
     expect(s.indexSlots[0]).toBe(Math.ceil((64 * 1024) / (64 * 48)) + 2);
@@ -19,7 +19,7 @@ describe('shm counters', () => {
     const w = new StoreWriter(store, 1);
     const reader = new StoreReader(store);
     const big = 3_000_000_000;
-    const out = w.commit({ recvTime: 0, records: [], received: [big + 5, 2], rejected: [big, 0], dropped: [[0, 'duplicate', 3], [0, 'poison', 2], [1, 'overloaded', 2]] });
+    const out = w.commit({ recvTime: 0, records: [], received: [big + 5, 2], rejected: [big, 0], dropped: [[0, 'duplicate', 3], [0, 'record_too_large', 2], [1, 'record_too_large', 2]] });
     expect(out).toEqual({ firstSeq: -1, lastSeq: -1, stored: [0, 0], tooLarge: 0 });
     const c = reader.counters();
     expect(c[0]).toEqual({
@@ -28,9 +28,9 @@ describe('shm counters', () => {
       rejected: big,
       evicted: 0,
       cleared: 0,
-      dropped: { duplicate: 3, overloaded: 0, record_too_large: 0, redaction_failed: 0, poison: 2 },
+      dropped: { duplicate: 3, record_too_large: 2 },
     });
-    expect(c[1]!.dropped.overloaded).toBe(2);
+    expect(c[1]!.dropped.record_too_large).toBe(2);
     expectBalanced(reader);
   });
 

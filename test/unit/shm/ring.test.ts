@@ -235,7 +235,7 @@ describe('shm ring framing', () => {
   it('rejects a bad kind or drop reason before touching the lock', () => {
     const h = harness([256, 256, 256, 256, 256, 256, 256]);
     expect(() => h.writer.commit({ recvTime: 0, records: [{ kind: 7, clientTime: 0, tab: 0, payload: new Uint8Array(1) }], received: [], rejected: [] })).toThrow(RangeError);
-    expect(() => h.writer.commit({ recvTime: 0, records: [], received: [], rejected: [], dropped: [[0, 'nope' as 'poison', 1]] })).toThrow(RangeError);
+    expect(() => h.writer.commit({ recvTime: 0, records: [], received: [], rejected: [], dropped: [[0, 'nope' as 'duplicate', 1]] })).toThrow(RangeError);
     expect(h.reader.lockHolder()).toBe(0);
     expect(() => new StoreWriter(h.store, 0)).toThrow(RangeError);
     expect(() => allocateStore([32])).toThrow(RangeError);
