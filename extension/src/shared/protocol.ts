@@ -4,8 +4,9 @@
  * Kept free of chrome/DOM types so Node tests can import it.
  */
 
-export const RECORD_KINDS = ['logs', 'network', 'network_bodies', 'ws_events', 'actions', 'perf'] as const;
-export type RecordKind = (typeof RECORD_KINDS)[number];
+// The kinds a page captures come from the server's one kinds table, so the two cannot drift.
+export { PAGE_KINDS as RECORD_KINDS, type PageKind as RecordKind } from '../../../src/domain/kinds.js';
+import type { PageKind as RecordKind } from '../../../src/domain/kinds.js';
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 /** One wire record; the exact fields per kind are in PROTOCOL.md §2. */
