@@ -17,3 +17,5 @@ export {
 } from './reader.js';
 export { sumDropped, type KindCounters } from './counters.js';
 export { StoreLockTimeoutError } from './lock.js';
+// the detectors' shared memory (domain/alerts reads and updates it through this door)
+export { hash32, PERF_METRICS, DetectState, allocateDetectState } from './detect-state.js';

@@ -7,7 +7,7 @@ import type { IngestedRecord, IngestedRecordOf } from '../wire/schemas.js';
 import { errorSignature, pathTemplate, topFrame } from '../signals/signature.js';
 import { signatureHash } from '../signals/signature-hash.js';
 import { regressions, type Metric } from '../signals/vitals.js';
-import { hash32, PERF_METRICS, type DetectState } from '../../shm/detect-state.js';
+import { hash32, PERF_METRICS, type DetectState } from '../../shm/index.js';
 import { correlationId, type Alert, type AlertEnvelope } from './alert.js';
 
 /** A signature not seen for this long is "new". */
