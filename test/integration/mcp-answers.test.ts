@@ -9,7 +9,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createToolServer } from '../../src/mcp/server.js';
-import type { PendingAlert, PendingAlertSource } from '../../src/mcp/tools/context.js';
+import type { PendingAlertSource } from '../../src/mcp/tools/context.js';
 import type { App } from '../../src/app.js';
 import { busyPage, PROBLEMS, REPEATS, type Scenario } from '../helpers/busy-page.js';
 import { batch, Producer } from '../helpers/producer.js';
