@@ -69,8 +69,14 @@ export async function startApp(o: AppOptions): Promise<App> {
   const reader = new StoreReader(store);
   const pool = new IngestPool({ config, store, reader, faultInjection });
   const scans = new ScanWorker({ store, youngGenerationMb: config.pool.worker_young_generation_mb, faultInjection });
-  const warm = await pool.warmup();
-  log.debug('workers warmed up', warm);
+  try {
+    log.debug('workers warmed up', await pool.warmup());
+  } catch (e) {
+    // a start that fails leaves no thread behind
+    await scans.close();
+    await pool.close(0);
+    throw e;
+  }
 
   const ci = new CiResults(10);
   const alerts = new AlertHub();
