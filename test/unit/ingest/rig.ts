@@ -39,6 +39,8 @@ export const log = (message: string, level = 'log') => ({ ts: T0, level, type: '
 /** An uncaught exception: the detector raises a "new error" alert for its first sighting. */
 export const exception = (message: string) => ({ ts: T0, level: 'error', type: 'exception', message, stack: `Error: ${message}\n    at f (https://app.test/main.js:10:5)`, url: 'https://app.test/' });
 
+export type Rig = ReturnType<typeof rig>;
+
 export function rig(o: RigOptions = {}) {
   const store = allocateStore(KINDS.map((k) => o.ringBytes?.[k] ?? 64 * 1024));
   const slotsBuf = allocateSlots(64);
