@@ -93,5 +93,5 @@ export function gasolineError(code: ErrorCode, message?: string, detail?: Record
 }
 
 export function isErrorCode(s: string): s is ErrorCode {
-  return Object.prototype.hasOwnProperty.call(ERRORS, s);
+  return Object.hasOwn(ERRORS, s);
 }

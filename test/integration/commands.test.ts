@@ -4,7 +4,7 @@
  * half is proven in test/e2e/commands.test.ts; here every failure path is driven on purpose.
  */
 import { mkdtempSync } from 'node:fs';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { IngestServer } from '../../src/transport/server.js';
 import { Producer, type ServerFrame } from '../helpers/producer.js';

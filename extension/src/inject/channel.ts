@@ -71,7 +71,7 @@ export function flush(): void {
 
 function onPortMessage(e: MessageEvent): void {
   const m = e.data as CaptureConfig | null;
-  if (!m || m.t !== 'config') return;
+  if (m?.t !== 'config') return;
   Object.assign(cfg, m);
   decided = true;
   if (!cfg.on) queue = [];
