@@ -22,7 +22,7 @@ const MAX_HEADERS = 50;
 // Credentials in any spelling never leave the page.
 const SENSITIVE_HEADER = /^(authorization|proxy-authorization|cookie|set-cookie|set-cookie2)$|token|secret|passw|api[-_]?key|session|csrf|xsrf|auth/i;
 
-export function isSensitiveHeader(name: string): boolean {
+function isSensitiveHeader(name: string): boolean {
   return SENSITIVE_HEADER.test(name);
 }
 
