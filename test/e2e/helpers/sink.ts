@@ -60,12 +60,5 @@ export function producerIds(sink: Sink): number[] {
   return (ext?.producers ?? []).map((p) => p.id);
 }
 
-export async function waitFor<T>(what: string, fn: () => T | undefined | null | false, timeoutMs = 10_000, everyMs = 50): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
+// the e2e files import it from here; it lives with the other test helpers
+export { waitFor } from '../../helpers/wait-for.js';
