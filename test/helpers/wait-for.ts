@@ -8,12 +8,13 @@
  */
 export type Falsy = undefined | null | false | 0 | '';
 
-export async function waitFor<T>(what: string, fn: () => T | Falsy | Promise<T | Falsy>, timeoutMs = 10_000, everyMs = 20): Promise<T> {
+/** `what` may be a function, to name the state at the moment of failure (a counters snapshot). */
+export async function waitFor<T>(what: string | (() => string), fn: () => T | Falsy | Promise<T | Falsy>, timeoutMs = 10_000, everyMs = 20): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
     if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === 'function' ? what() : what}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
