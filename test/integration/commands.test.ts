@@ -10,7 +10,7 @@ import type { IngestServer } from '../../src/transport/server.js';
 import { Producer, type ServerFrame } from '../helpers/producer.js';
 import { startTestServer } from '../helpers/server.js';
 import { callTool, connectAgent } from '../helpers/mcp-agent.js';
-import { waitFor } from '../e2e/helpers/sink.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 let server: IngestServer;
 const stateDir = mkdtempSync('/tmp/gasoline-cmd-');

@@ -59,6 +59,3 @@ export function producerIds(sink: Sink): number[] {
   const ext = sink.health().extension as { producers?: Array<{ id: number }> } | undefined;
   return (ext?.producers ?? []).map((p) => p.id);
 }
-
-// the e2e files import it from here; it lives with the other test helpers
-export { waitFor } from '../../helpers/wait-for.js';
