@@ -47,7 +47,7 @@ function sh(cmd: string, args: string[], cwd: string, timeoutMs: number): string
 }
 
 /** Checks out and builds `ref`; returns its directory and a cleanup. */
-export function buildBase(ref: string, log: (m: string) => void): { dir: string; commit: string; seconds: number; cleanup: () => void } {
+function buildBase(ref: string, log: (m: string) => void): { dir: string; commit: string; seconds: number; cleanup: () => void } {
   const t0 = Date.now();
   const commit = sh('git', ['rev-parse', '--verify', `${ref}^{commit}`], ROOT, 10_000).trim();
   const dir = mkdtempSync(join(tmpdir(), 'gasoline-base-'));

@@ -2,12 +2,16 @@
  * `pnpm bench`: the SLO gate. Micro benchmarks, then issue 7's load profiles in their CI form
  * (suite.ts: steady, heavy, burst, saturate, HTTP routes, POST /logs beside the Go reference),
  * judged against bench/slo.json. Prints the SLO and profile tables, writes
- * bench/results/<timestamp>.json, latest.json and latency-vs-load.svg, regenerates the measured
- * section of PERFORMANCE.md, and exits 1 when an SLO gated "absolute" is missed.
+ * bench/results/<timestamp>.json (not tracked), and exits 1 when an SLO gated "absolute" is missed.
+ * A plain run leaves the git tree as it found it, so CI can run it on every commit.
  *
- *   node dist/bench/run.js [--full | --soak] [--only NAME[,NAME]] [--no-write] [--no-gate]
+ *   node dist/bench/run.js [--full | --soak] [--only NAME[,NAME]] [--record | --no-write] [--no-gate]
  *   node dist/bench/run.js --compare <git-ref> [--rounds N]
+ *   node dist/bench/run.js --help
  *
+ * --record also rewrites the tracked record of a whole run: latest.json, latency-vs-load.svg and
+ *          the measured section of PERFORMANCE.md (not with --only or --soak: partial runs)
+ * --no-write  writes no file at all
  * --full   issue 7 profiles at 60 s, plus issue 2's throughput profiles (ws-ceiling, ws-gasoline,
  *          ws-gasoline-default-pool, ws-gasoline-paced, observe-under-load, http-ceiling)
  * --quick  with --full: issue 2's profiles at 2 s (smoke)
@@ -78,6 +82,7 @@ const noGate = argv.includes('--no-gate');
 const compareRef = argv.includes('--compare') ? (argv[argv.indexOf('--compare') + 1] ?? '') : '';
 const roundsArg = argv.includes('--rounds') ? Number(argv[argv.indexOf('--rounds') + 1]) : 0;
 const noWrite = argv.includes('--no-write');
+const record = argv.includes('--record');
 const onlyArg = argv.includes('--only') ? (argv[argv.indexOf('--only') + 1] ?? '') : '';
 const only = onlyArg ? onlyArg.split(',').filter(Boolean) : [];
 const selected = (name: string): boolean => only.length === 0 || only.some((o) => name === o || name.startsWith(o));
@@ -403,7 +408,31 @@ async function legacyProfiles(): Promise<void> {
   });
 }
 
+/** The usage block at the top of this file, so `--help` and the code cannot drift apart. */
+function usage(): string {
+  const src = readFileSync(join(ROOT, 'bench', 'run.ts'), 'utf8');
+  const doc = /\/\*\*([\s\S]*?)\*\//.exec(src)?.[1] ?? '';
+  return `${doc.split('\n').map((l) => l.replace(/^ \* ?/, '')).join('\n').trim()}\n`;
+}
+
+/** Flag combinations that would write a misleading record, refused before minutes of load. */
+function badFlags(): string | null {
+  if (record && noWrite) return '--record and --no-write contradict each other';
+  if (record && (only.length || soak)) return '--record records whole runs only (not --only or --soak): the record must show every SLO';
+  if (record && compareRef) return '--record does not apply to --compare (its JSON goes to bench/results/compare-<time>.json)';
+  return null;
+}
+
 async function main(): Promise<number> {
+  if (argv.includes('--help')) {
+    process.stdout.write(usage());
+    return 0;
+  }
+  const bad = badFlags();
+  if (bad) {
+    process.stderr.write(`bench: ${bad}\n`);
+    return 2;
+  }
   if (compareRef) return compareMain();
   const started = new Date();
   const kind = soak ? 'soak' : full ? 'full' : 'ci';
@@ -464,14 +493,13 @@ async function main(): Promise<number> {
   process.stdout.write(failed.length ? `gate: FAIL — ${failed.map((f) => `${f.id} (${f.value === null ? f.reason : f.value})`).join(', ')}\n` : 'gate: PASS\n');
 
   if (!noWrite) {
-    const file = writeResults(`${started.toISOString().replace(/[:.]/g, '-')}.json`, results);
-    writeResults('latest.json', results);
-    log(`wrote ${file} and latest.json`);
-    if (!only.length && kind !== 'soak') {
+    log(`wrote ${writeResults(`${started.toISOString().replace(/[:.]/g, '-')}.json`, results)}`);
+    if (record) {
+      writeResults('latest.json', results);
       const subtitle = `${started.toISOString().slice(0, 16)}Z · ${mach.nproc} × ${String(mach.cpu_model).split(' ').slice(0, 2).join(' ')} · Node ${String(mach.node)} · ${kind} profiles`;
       writeFileSync(join(ROOT, 'bench', 'results', 'latency-vs-load.svg'), latencyVsLoadSvg(suite.points, subtitle));
       const section = [
-        `Last run: ${started.toISOString()} (${kind === 'ci' ? '`pnpm bench`, the CI form' : '`pnpm bench --full`'}) · ${mach.nproc} × ${mach.cpu_model} · Node ${mach.node} · commit ${(results.git.commit as string | null)?.slice(0, 10) ?? 'none'}${results.git.dirty ? ' (dirty)' : ''} · gate **${failed.length ? 'FAIL' : 'PASS'}**`,
+        `Last run: ${started.toISOString()} (${kind === 'ci' ? '`pnpm bench --record`, the CI form' : '`pnpm bench --full --record`'}) · ${mach.nproc} × ${mach.cpu_model} · Node ${mach.node} · commit ${(results.git.commit as string | null)?.slice(0, 10) ?? 'none'}${results.git.dirty ? ' (dirty)' : ''} · gate **${failed.length ? 'FAIL' : 'PASS'}**`,
         '',
         '### SLOs',
         '',
@@ -496,9 +524,9 @@ async function main(): Promise<number> {
         ...ratioLines(),
       ].join('\n');
       updatePerformanceMd(section);
-      log('PERFORMANCE.md measured section and bench/results/latency-vs-load.svg regenerated');
+      log('--record: latest.json, latency-vs-load.svg and the measured section of PERFORMANCE.md regenerated');
     } else {
-      log('--only / --soak: PERFORMANCE.md left as is (it shows whole runs only)');
+      log('tracked record left as is (pass --record on a whole run to regenerate PERFORMANCE.md)');
     }
   }
   return failed.length && !noGate ? 1 : 0;

@@ -70,11 +70,11 @@ export function judge(slos: Slo[], figures: Record<string, Figure>, unavailable:
   });
 }
 
-export function targetText(s: Slo): string {
+function targetText(s: Slo): string {
   return `${s.op === '==' ? '=' : s.op} ${typeof s.target === 'number' ? s.target.toLocaleString('en-US') : String(s.target)}${s.unit ? ` ${s.unit}` : ''}`;
 }
 
-export function valueText(s: SloResult): string {
+function valueText(s: SloResult): string {
   if (s.value === null) return s.reason ? `— (${s.reason})` : '—';
   return `${typeof s.value === 'number' ? s.value.toLocaleString('en-US') : String(s.value)}${s.unit ? ` ${s.unit}` : ''}`;
 }

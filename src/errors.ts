@@ -95,7 +95,3 @@ export class GasolineError extends Error {
 export function gasolineError(code: ErrorCode, message?: string, detail?: Record<string, unknown>): GasolineError {
   return new GasolineError(code, message, detail);
 }
-
-export function isErrorCode(s: string): s is ErrorCode {
-  return Object.prototype.hasOwnProperty.call(ERRORS, s);
-}

@@ -1,25 +1,16 @@
 /**
- * Logs go to stderr (or a file), never stdout: stdout belongs to MCP.
+ * Logs go to stderr, never stdout: stdout belongs to MCP.
  * One line per event: `gasoline <level> <msg> {json}`. A scrub hook lets the redaction
  * engine clean every line before it leaves the process.
  */
-import { appendFileSync } from 'node:fs';
-
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 
-type Sink = (line: string) => void;
-
 let threshold = ORDER.info;
-let sink: Sink = (line) => process.stderr.write(line);
 let scrub: (s: string) => string = (s) => s;
 
 export function setLogLevel(level: LogLevel): void {
   threshold = ORDER[level];
-}
-
-export function setLogFile(path: string | undefined): void {
-  sink = path ? (line) => appendFileSync(path, line) : (line) => process.stderr.write(line);
 }
 
 export function setLogScrubber(fn: (s: string) => string): void {
@@ -37,7 +28,7 @@ function emit(level: Exclude<LogLevel, 'silent'>, msg: string, fields?: Record<s
     }
   }
   try {
-    sink(`${scrub(line)}\n`);
+    process.stderr.write(`${scrub(line)}\n`);
   } catch {
     // A closed stderr must never take the process down.
   }

@@ -316,7 +316,7 @@ export class StoreReader {
         trusted = true;
       }
     }
-    if (hint && hint.trusted && hint.ord === want) this.remember(kind, want, hint.pos);
+    if (hint?.trusted && hint.ord === want) this.remember(kind, want, hint.pos);
     return { records, next: want, missed, scanned, atEnd };
   }
 

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { hasChromium, launchWithExtension, SKIP_REASON, EXTENSION_ID, type Launched } from './helpers/chromium.js';
 import { startFixture, type Fixture } from './helpers/fixture-server.js';
-import { startSink, waitFor, type Rec, type Sink } from './helpers/sink.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { startSink, type Rec, type Sink } from './helpers/sink.js';
 
 if (!hasChromium) console.warn(SKIP_REASON);
 
@@ -156,7 +157,9 @@ describe.skipIf(!hasChromium)('capture in real Chromium', () => {
   });
 
   it('never lets a password, card number or credential reach the server', async () => {
-    await new Promise((r) => setTimeout(r, 300));
+    // what the page captured before a later record has arrived before it (one ordered session)
+    await page.evaluate("window.fixture.log('secrets-fence', 1)");
+    await waitFor('a record logged after the form was filled', () => markers(sink, 'secrets-fence').length >= 1);
     const dump = JSON.stringify(all(sink));
     for (const s of SECRETS) expect(dump, s).not.toContain(s);
   });
@@ -171,16 +174,19 @@ describe.skipIf(!hasChromium)('capture in real Chromium', () => {
     await waitFor('before-kill records', () => markers(sink, 'before-kill').length >= 50);
     // Keep the page logging while the worker dies and restarts.
     await page.evaluate("(() => { let i = 0; window.__during = setInterval(() => console.log('during-kill', i++), 5); })()");
-    await new Promise((r) => setTimeout(r, 150));
+    await waitFor('during-kill records flowing', () => markers(sink, 'during-kill').length > 0);
+    const sessions = Number(sink.health().sessions);
     const cdp = await browser.ctx.newCDPSession(page);
     await cdp.send('ServiceWorker.enable');
     await cdp.send('ServiceWorker.stopAllWorkers');
-    await new Promise((r) => setTimeout(r, 600));
+    // the page keeps logging until the restarted worker has opened its new session
+    await waitFor('the restarted worker connected', () => Number(sink.health().sessions) > sessions, 15_000);
     const during = (await page.evaluate("(() => { clearInterval(window.__during); return 0; })()")) as number;
     void during;
     await page.evaluate("window.fixture.log('after-kill', 50)");
+    // One session's batches arrive in the order they were made, a resend before anything newer:
+    // once every after-kill record is in, any during-kill duplicate would be in already.
     await waitFor('after-kill records', () => markers(sink, 'after-kill').length >= 50, 15_000);
-    await new Promise((r) => setTimeout(r, 300));
 
     const before = markers(sink, 'before-kill');
     const after = markers(sink, 'after-kill');
@@ -202,10 +208,12 @@ describe.skipIf(!hasChromium)('capture in real Chromium', () => {
     expect(status).toBe(200);
     await page.evaluate("window.fixture.log('outage', 20)");
     const errorsBefore = pageErrors.length;
-    await new Promise((r) => setTimeout(r, 1000));
+    await new Promise((r) => setTimeout(r, 1000)); // the outage lasts a second: its length is the scenario, not a wait
     sink.recover!();
     await waitFor('outage records after reconnect', () => markers(sink, 'outage').length >= 20, 20_000);
-    await new Promise((r) => setTimeout(r, 300));
+    // a resend of an outage batch would come before anything logged later: wait for a later record
+    await page.evaluate("window.fixture.log('after-outage', 1)");
+    await waitFor('a record logged after the outage', () => markers(sink, 'after-outage').length >= 1, 15_000);
     expect(markers(sink, 'outage').sort((a, b) => a - b)).toEqual([...Array(20).keys()]);
     expect(pageErrors.length).toBe(errorsBefore);
   }, 30_000);

@@ -10,22 +10,14 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/net.js';
 import { hasChromium, launchWithExtension, SKIP_REASON, type Launched } from './helpers/chromium.js';
 import { startFixture, type Fixture } from './helpers/fixture-server.js';
-import { waitFor } from './helpers/sink.js';
+import { waitFor } from '../helpers/wait-for.js';
 
-/** waitFor for checks that must ask the server (an MCP call) each time */
-async function eventually<T>(what: string, fn: () => Promise<T | null | false | undefined>, timeoutMs = 10_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** waitFor for checks that must ask the server (an MCP call) each time: polled less often */
+const eventually = <T>(what: string, fn: () => Promise<T | null | false | undefined>, timeoutMs = 10_000): Promise<T> => waitFor(what, fn, timeoutMs, 100);
 
 if (!hasChromium) console.warn(SKIP_REASON);
 
@@ -38,28 +30,114 @@ interface Answer {
   isError: boolean;
 }
 
+/** A real `gasoline` process on a fresh port and state dir, with an MCP client on its stdio. */
+async function startGasoline(): Promise<{ client: Client; port: number; dir: string; close: () => Promise<void> }> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'gasoline-cmd-e2e-'));
+  const cfg = join(dir, 'config.json');
+  writeFileSync(cfg, JSON.stringify({ limits: { max_frame: MAX_FRAME }, commands: { wait_ms: 8000 } }));
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN],
+    env: { PATH: process.env.PATH ?? '', HOME: dir, GASOLINE_STATE_DIR: join(dir, 'state'), GASOLINE_THREADS: '1', GASOLINE_PORT: String(port), GASOLINE_LOG_LEVEL: 'warn', GASOLINE_CONFIG: cfg },
+    stderr: 'pipe',
+  });
+  const client = new Client({ name: 'e2e-agent', version: '1' });
+  await client.connect(transport);
+  return {
+    client,
+    port,
+    dir,
+    close: async () => {
+      await client.close().catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function answer(client: Client, name: string, args: Record<string, unknown>): Promise<Answer> {
+  const r = await client.callTool({ name, arguments: args });
+  // the answer itself; alert blocks and pending-alert notes that ride along are not part of it
+  return { text: (r.content as Array<{ text: string }>)[0]!.text, isError: r.isError === true };
+}
+
+// Each test sets up what it needs, so it passes alone (-t) and in any order (--sequence.shuffle):
+// a test that must have no extension, or that stops the server, gets a server (and browser) of its
+// own; the others share one server and browser, start on a freshly loaded fixture page, and set
+// agent control to what they need.
+describe.skipIf(!hasChromium)('commands with a server of their own', () => {
+  it('fails a command at once when no extension is connected', async () => {
+    const g = await startGasoline();
+    try {
+      const t0 = Date.now();
+      const r = await answer(g.client, 'analyze', { target: 'page_info' });
+      expect(Date.now() - t0).toBeLessThan(1000);
+      expect(r.isError).toBe(true);
+      expect(r.text).toContain('no extension connected: open Chrome with the Gasoline extension and track a tab (popup)');
+    } finally {
+      await g.close();
+    }
+  }, 30_000);
+
+  it('the page keeps working with the server down', async () => {
+    const fixture = await startFixture();
+    const g = await startGasoline();
+    const browser = await launchWithExtension({ port: g.port, trackAll: true, perfDelayMs: 300 });
+    try {
+      const page = await browser.ctx.newPage();
+      const pageErrors: string[] = [];
+      page.on('pageerror', (e) => pageErrors.push(e.message));
+      await page.goto(`${fixture.origin}/`);
+      await page.evaluate('window.fixture.ready');
+      await eventually('extension connected', async () => JSON.parse((await answer(g.client, 'configure', { action: 'health' })).text).extension?.connected, 15_000);
+      const errorsBefore = pageErrors.length;
+      await g.client.close(); // stdin closes: the gasoline process shuts down
+      await eventually('server gone', async () => {
+        try {
+          await fetch(`http://127.0.0.1:${g.port}/health`);
+          return false;
+        } catch {
+          return true;
+        }
+      }, 10_000);
+      expect(await page.evaluate('window.fixture.fetchOk()')).toBe(200);
+      await page.evaluate("window.fixture.log('server-down', 20)");
+      await page.click('#do-thing');
+      expect(await page.evaluate("document.getElementById('out').textContent")).toContain('clicked');
+      await page.reload();
+      expect(await page.evaluate('window.fixture.ready')).toBe('ok');
+      // the fixture throws two errors on purpose per load; nothing else may escape
+      expect(pageErrors.slice(errorsBefore).sort()).toEqual(['fixture rejected promise', 'fixture uncaught boom']);
+    } finally {
+      await browser.close();
+      await g.close();
+      await fixture.close();
+    }
+  }, 60_000);
+});
+
 describe.skipIf(!hasChromium)('commands through MCP, the server and the extension in real Chromium', () => {
   let fixture: Fixture;
   let browser: Launched;
   let page: Page;
+  let server: Awaited<ReturnType<typeof startGasoline>>;
   let client: Client;
-  let transport: StdioClientTransport;
-  let port: number;
-  let dir: string;
-  const pageErrors: string[] = [];
 
-  const call = async (name: string, args: Record<string, unknown>): Promise<Answer> => {
-    const r = await client.callTool({ name, arguments: args });
-    // the answer itself; alert blocks and pending-alert notes that ride along are not part of it
-    return { text: (r.content as Array<{ text: string }>)[0]!.text, isError: r.isError === true };
-  };
+  const call = (name: string, args: Record<string, unknown>): Promise<Answer> => answer(client, name, args);
   const health = async (): Promise<Record<string, any>> => JSON.parse((await call('configure', { action: 'health' })).text) as Record<string, any>;
   const extensionUp = async (): Promise<void> => {
-    const until = Date.now() + 15_000;
-    while (!(await health()).extension?.connected) {
-      if (Date.now() > until) throw new Error('extension did not connect');
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await eventually('extension connected', async () => (await health()).extension?.connected, 15_000);
+  };
+  /** Agent control as the user sets it in the popup; the worker picks chrome.storage up asynchronously. */
+  const agentControl = async (on: boolean): Promise<void> => {
+    const popup = await browser.ctx.newPage();
+    await popup.goto(`chrome-extension://${browser.extensionId}/popup.html`);
+    await popup.setChecked('#allow_agent_control', on);
+    await popup.waitForFunction(`document.getElementById("allow_agent_control").checked === ${on}`);
+    await popup.close();
+    await page.bringToFront();
+    // a probe that changes nothing either way: refused while off, "no element" once on
+    await eventually(`agent control ${on ? 'on' : 'off'}`, async () => (await call('interact', { action: 'click', selector: '#agent-control-probe' })).text.startsWith('agent_control_off') === !on);
   };
   /** each index once? the N distinct console.log(marker, i) the agent can read */
   const markers = async (marker: string): Promise<number[]> => {
@@ -82,42 +160,36 @@ describe.skipIf(!hasChromium)('commands through MCP, the server and the extensio
 
   beforeAll(async () => {
     fixture = await startFixture();
-    port = await freePort();
-    dir = mkdtempSync(join(tmpdir(), 'gasoline-cmd-e2e-'));
-    const cfg = join(dir, 'config.json');
-    writeFileSync(cfg, JSON.stringify({ limits: { max_frame: MAX_FRAME }, commands: { wait_ms: 8000 } }));
-    transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [BIN],
-      env: { PATH: process.env.PATH ?? '', HOME: dir, GASOLINE_STATE_DIR: join(dir, 'state'), GASOLINE_THREADS: '1', GASOLINE_PORT: String(port), GASOLINE_LOG_LEVEL: 'warn', GASOLINE_CONFIG: cfg },
-      stderr: 'pipe',
-    });
-    client = new Client({ name: 'e2e-agent', version: '1' });
-    await client.connect(transport);
-  }, 30_000);
+    server = await startGasoline();
+    client = server.client;
+    browser = await launchWithExtension({ port: server.port, trackAll: true, perfDelayMs: 300 });
+    page = await browser.ctx.newPage();
+  }, 60_000);
 
   afterAll(async () => {
     await browser?.close();
-    await client?.close().catch(() => undefined);
+    await server?.close();
     await fixture?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('fails a command at once when no extension is connected', async () => {
-    const t0 = Date.now();
-    const r = await call('analyze', { target: 'page_info' });
-    expect(Date.now() - t0).toBeLessThan(1000);
-    expect(r.isError).toBe(true);
-    expect(r.text).toContain('no extension connected: open Chrome with the Gasoline extension and track a tab (popup)');
-  });
-
-  it('the extension connects from Chromium and tracks the fixture page', async () => {
-    browser = await launchWithExtension({ port, trackAll: true, perfDelayMs: 300 });
-    page = await browser.ctx.newPage();
-    page.on('pageerror', (e) => pageErrors.push(e.message));
+  // a freshly loaded fixture page (no scroll, no leftovers), tracked by a connected extension
+  beforeEach(async () => {
     await page.goto(`${fixture.origin}/`);
     await page.evaluate('window.fixture.ready');
     await extensionUp();
+  }, 30_000);
+
+  /**
+   * The agent's actions on the page, done once per run whichever test asks first: the test that
+   * drives the page and the one that reads the recorded actions back both need them, and the
+   * record must hold each action exactly once.
+   */
+  let driven: Promise<void> | undefined;
+  const drive = (): Promise<void> => (driven ??= drivePage());
+
+  it('the extension connects from Chromium and tracks the fixture page', async () => {
+    await extensionUp();
+    expect((await health()).extension.producers.length).toBeGreaterThan(0);
   }, 45_000);
 
   it('analyze page_info describes the live page', async () => {
@@ -204,25 +276,16 @@ describe.skipIf(!hasChromium)('commands through MCP, the server and the extensio
   });
 
   it('interact is refused while agent control is off, and says whom to ask', async () => {
+    await agentControl(false);
     const r = await call('interact', { action: 'click', selector: '#do-thing' });
     expect(r.isError).toBe(true);
     expect(r.text).toMatch(/^agent_control_off: .*ask the user to open the Gasoline popup and switch on "Allow agent control"/i);
     expect(await page.evaluate("document.getElementById('out').textContent")).not.toContain('clicked');
   });
 
-  it('with agent control switched on in the popup, click, type, select, navigate and back drive the page', async () => {
-    const popup = await browser.ctx.newPage();
-    await popup.goto(`chrome-extension://${browser.extensionId}/popup.html`);
-    await popup.check('#allow_agent_control');
-    await popup.waitForFunction('document.getElementById("allow_agent_control").checked');
-    await popup.close();
-    await page.bringToFront();
-
-    // the popup writes chrome.storage; the worker picks the change up asynchronously
-    const click = await eventually('agent control on', async () => {
-      const r = await call('interact', { action: 'click', selector: '#do-thing' });
-      return r.text.startsWith('agent_control_off') ? null : r;
-    });
+  async function drivePage(): Promise<void> {
+    await agentControl(true);
+    const click = await call('interact', { action: 'click', selector: '#do-thing' });
     expect(click.isError, click.text).toBe(false);
     expect(click.text).toContain('interact click: done — "clicked button"');
     expect(await page.evaluate("document.getElementById('out').textContent")).toContain('clicked');
@@ -257,9 +320,14 @@ describe.skipIf(!hasChromium)('commands through MCP, the server and the extensio
     expect(back.isError, back.text).toBe(false);
     await waitFor('back on the first page', () => page.url() === `${fixture.origin}/`);
     expect((await call('interact', { action: 'refresh' })).isError).toBe(false);
-  }, 45_000);
+  }
+
+  it('with agent control switched on in the popup, click, type, select, navigate and back drive the page', async () => {
+    await drive();
+  }, 60_000);
 
   it('records each agent action once, marked (agent), with secrets redacted', async () => {
+    await drive();
     let last = '';
     const acts = await eventually('agent navigate records', async () => {
       last = await readAll({ what: 'actions' });
@@ -279,9 +347,10 @@ describe.skipIf(!hasChromium)('commands through MCP, the server and the extensio
     expect(acts).not.toContain('hunter2-AGENT-pw');
     // the page hook recorded none of the agent's synthetic events as the user's
     expect(lines.filter((l) => / (click|input|select|scroll) /.test(l) && !l.includes('(agent)'))).toEqual([]);
-  }, 30_000);
+  }, 90_000);
 
   it('wait_for that never matches times out with a clear error', async () => {
+    await agentControl(true);
     const t0 = Date.now();
     const r = await call('interact', { action: 'wait_for', selector: '#never', timeout_ms: 300 });
     expect(r.isError).toBe(true);
@@ -293,11 +362,11 @@ describe.skipIf(!hasChromium)('commands through MCP, the server and the extensio
   });
 
   it('a killed service worker fails its pending command at once, loses no acknowledged record and duplicates none', async () => {
-    await page.evaluate('window.fixture.ready');
+    await agentControl(true);
     await page.evaluate("window.fixture.log('cmd-before-kill', 40)");
     await eventually('before-kill records', async () => (await markers('cmd-before-kill')).length >= 40, 15_000);
     const pending = call('interact', { action: 'wait_for', selector: '#never', timeout_ms: 8000 });
-    await new Promise((r) => setTimeout(r, 300));
+    await eventually('the command pending at the extension', async () => (await health()).commands.pending >= 1);
     await page.evaluate("(() => { let i = 0; window.__during = setInterval(() => console.log('cmd-during-kill', i++), 5); })()");
     const cdp = await browser.ctx.newCDPSession(page);
     await cdp.send('ServiceWorker.enable');
@@ -307,11 +376,13 @@ describe.skipIf(!hasChromium)('commands through MCP, the server and the extensio
     expect(Date.now() - killedAt).toBeLessThan(2000);
     expect(r.isError).toBe(true);
     expect(r.text).toMatch(/^extension_disconnected: /);
-    await new Promise((res) => setTimeout(res, 500));
+    // the page keeps logging until the restarted worker is connected again: across the whole outage
+    await extensionUp();
     await page.evaluate('clearInterval(window.__during)');
     await page.evaluate("window.fixture.log('cmd-after-kill', 40)");
+    // One session's batches are stored in the order the page logged them, a replay before anything
+    // newer: once every after-kill record is in, any during-kill duplicate would be in already.
     await eventually('after-kill records', async () => (await markers('cmd-after-kill')).length >= 40, 20_000);
-    await new Promise((res) => setTimeout(res, 300));
     const before = await markers('cmd-before-kill');
     const after = await markers('cmd-after-kill');
     const during = await markers('cmd-during-kill');
@@ -323,25 +394,4 @@ describe.skipIf(!hasChromium)('commands through MCP, the server and the extensio
     const info = await call('analyze', { target: 'page_info' });
     expect(info.isError, info.text).toBe(false);
   }, 60_000);
-
-  it('the page keeps working with the server down', async () => {
-    const errorsBefore = pageErrors.length;
-    await client.close(); // stdin closes: the gasoline process shuts down
-    await eventually('server gone', async () => {
-      try {
-        await fetch(`http://127.0.0.1:${port}/health`);
-        return false;
-      } catch {
-        return true;
-      }
-    }, 10_000);
-    expect(await page.evaluate('window.fixture.fetchOk()')).toBe(200);
-    await page.evaluate("window.fixture.log('server-down', 20)");
-    await page.click('#do-thing');
-    expect(await page.evaluate("document.getElementById('out').textContent")).toContain('clicked');
-    await page.reload();
-    expect(await page.evaluate('window.fixture.ready')).toBe('ok');
-    // the fixture throws two errors on purpose per load; nothing else may escape
-    expect(pageErrors.slice(errorsBefore).sort()).toEqual(['fixture rejected promise', 'fixture uncaught boom']);
-  }, 30_000);
 });

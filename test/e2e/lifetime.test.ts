@@ -7,7 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { hasChromium, SKIP_REASON, spawnCli } from './helpers/chromium.js';
 import { startFixture } from './helpers/fixture-server.js';
-import { producerIds, startSink, waitFor } from './helpers/sink.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { producerIds, startSink } from './helpers/sink.js';
 
 if (!hasChromium) console.warn(SKIP_REASON);
 
@@ -21,7 +22,7 @@ async function run(keepaliveMs: number): Promise<{ first: number[]; last: number
       const ids = producerIds(sink);
       return ids.length ? ids : null;
     }, 20_000);
-    await new Promise((r) => setTimeout(r, IDLE_MS));
+    await new Promise((r) => setTimeout(r, IDLE_MS)); // the idle time is the scenario: Chrome's clock, not ours
     return { first, last: producerIds(sink) };
   } finally {
     await cli.stop();

@@ -9,7 +9,8 @@ import { Transport, type SocketLike } from '../../extension/src/sw/transport.js'
 import { kindId } from '../../src/domain/kinds.js';
 import type { App } from '../../src/app.js';
 import { startTestServer } from '../helpers/server.js';
-import { startSink, waitFor, type Sink } from './helpers/sink.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { startSink, type Sink } from './helpers/sink.js';
 
 const open: Array<{ close(): Promise<void> | void }> = [];
 afterEach(async () => {
@@ -63,7 +64,7 @@ describe('transport delivery', () => {
     }, 20);
     for (let k = 0; k < 20; k++) {
       feed(t, k * 150, 150);
-      await new Promise((r) => setTimeout(r, 25));
+      await new Promise((r) => setTimeout(r, 25)); // pacing: records keep coming while connections drop
     }
     await waitFor('3000 records', () => logs(server).length >= 3000, 20_000);
     clearInterval(dropper);
@@ -89,11 +90,11 @@ describe('transport delivery', () => {
     await waitFor('first 500', () => sink.records('logs').length >= 500 && t.status().unacked_batches === 0 && t.status().pending_records === 0);
     await sink.close();
     feed(t, 500, 500);
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor('the transport backing off with the server gone', () => t.status().state.kind === 'backoff');
     sink = await startSink(port);
     open.push(sink);
-    await waitFor('next 500', () => sink.records('logs').length >= 500, 15_000);
-    await new Promise((r) => setTimeout(r, 200));
+    // all acked and nothing queued: the transport has nothing left to send, so nothing more arrives
+    await waitFor('next 500, all acknowledged', () => sink.records('logs').length >= 500 && t.status().unacked_batches === 0 && t.status().pending_records === 0, 15_000);
     expect(indexes(sink.records('logs'))).toEqual([...Array(500).keys()].map((i) => i + 500));
   }, 120_000); // a restart on the same port waits out TIME_WAIT (uSockets sets no SO_REUSEADDR)
 });

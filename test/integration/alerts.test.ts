@@ -6,40 +6,42 @@
 import { mkdtempSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createToolServer } from '../../src/mcp/server.js';
 import type { App } from '../../src/app.js';
 import { batch, logRecord, Producer } from '../helpers/producer.js';
 import { startTestServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 let server: App;
-let client: Client;
+let stateDir: string;
 beforeAll(async () => {
   server = await startTestServer();
-  const config = loadConfig({ env: {}, flags: { state_dir: mkdtempSync('/tmp/gasoline-alerts-'), port: server.port } });
-  const mcp = createToolServer({ config, port: server.mcp, clientId: 'alerts' }).mcp;
+  stateDir = mkdtempSync('/tmp/gasoline-alerts-');
+});
+afterAll(async () => {
+  await server.close();
+});
+
+// Each test gets its own MCP session, so its alert buffer holds only what was published after it
+// began: no test sees (or drains) alerts another left, whatever the order. Each test also waits
+// until every alert it caused has reached its session, so none arrives late in the next one.
+let client: Client;
+let sessions = 0;
+beforeEach(async () => {
+  const config = loadConfig({ env: {}, flags: { state_dir: stateDir, port: server.port } });
+  const mcp = createToolServer({ config, port: server.mcp, clientId: `alerts-${++sessions}` }).mcp;
   const [a, b] = InMemoryTransport.createLinkedPair();
   await mcp.connect(a);
   client = new Client({ name: 'alerts', version: '1' });
   await client.connect(b);
 });
-afterAll(async () => {
+afterEach(async () => {
   await client.close();
-  await server.close();
 });
 
 const texts = (r: unknown): string[] => ((r as { content: Array<{ text: string }> }).content ?? []).map((c) => c.text);
-
-async function until<T>(fn: () => Promise<T | undefined> | T | undefined, ms = 5000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 async function postJson(path: string, body: unknown): Promise<{ status: number; body: Record<string, unknown>; ms: number }> {
   const t0 = performance.now();
@@ -60,10 +62,10 @@ describe('passive alerts', () => {
       }),
     );
     await p.ackFor(0);
-    const block = await until(async () => {
+    const block = await waitFor('the alert block', async () => {
       const r = await client.callTool({ name: 'observe', arguments: { what: 'errors' } });
       return texts(r)[1];
-    });
+    }, 5000);
     expect(block).toMatch(/^--- ALERTS \(2\) ---/);
     expect(block).toContain('[error] anomaly: New exception: TypeError: x is undefined');
     expect(block).toContain('Server error: POST /api/users → 500');
@@ -78,7 +80,7 @@ describe('passive alerts', () => {
     await p.hello('alerts-2');
     p.send(batch(0, { logs: [logRecord(1, { level: 'error', type: 'console', message: 'a brand new console error' })] }));
     await p.ackFor(0);
-    const note = await until(async () => texts(await client.callTool({ name: 'configure', arguments: { action: 'health' } }))[1]);
+    const note = await waitFor('the pending note', async () => texts(await client.callTool({ name: 'configure', arguments: { action: 'health' } }))[1], 5000);
     expect(note).toBe('1 alert pending — call observe to see it');
     expect(texts(await client.callTool({ name: 'analyze', arguments: { target: 'error_clusters' } }))[1]).toBe(note);
     const block = texts(await client.callTool({ name: 'observe', arguments: { what: 'logs' } }))[1];
@@ -95,7 +97,7 @@ describe('passive alerts', () => {
     expect(again.body).toEqual({ ok: true, updated: true });
     const ok = await postJson('/ci-result', { ...body, status: 'success', summary: 'green' });
     expect(ok.body.updated).toBe(false);
-    const block = await until(async () => texts(await client.callTool({ name: 'observe', arguments: { what: 'logs' } }))[1]);
+    const block = await waitFor('the CI alert block', async () => texts(await client.callTool({ name: 'observe', arguments: { what: 'logs' } }))[1], 5000);
     expect(block).toContain('[error] ci: CI failure: github-actions main @ abc123def456');
     expect(block).toContain('failing: cart adds item');
     expect(block).toContain('[info] ci: CI success');
@@ -109,30 +111,33 @@ describe('passive alerts', () => {
     await p.hello('ext-1', { client: 'extension', version: '0.1.0' });
     p.close();
     let block = '';
-    await until(async () => {
+    await waitFor('Extension disconnected', async () => {
       block += texts(await client.callTool({ name: 'observe', arguments: { what: 'logs' } }))[1] ?? '';
-      return block.includes('Extension disconnected') ? true : undefined;
-    });
+      return block.includes('Extension disconnected');
+    }, 5000);
     expect(block).toContain('[warning] threshold: Extension disconnected');
     expect(block).toContain('[info] threshold: Extension connected');
   });
 
   it('100 distinct errors in one second: the buffer keeps the newest 50, and an error spike is raised', async () => {
-    await client.callTool({ name: 'observe', arguments: { what: 'logs' } }); // drain
     const p = await Producer.connect(server.port);
     await p.hello('alerts-100');
     const errors = Array.from({ length: 100 }, (_, i) => logRecord(i, { level: 'error', type: 'exception', message: `failure kind ${String.fromCharCode(65 + (i % 26))}${String.fromCharCode(65 + Math.floor(i / 26))}` }));
     p.send(batch(0, { logs: errors }));
     await p.ackFor(0);
-    // the spike check runs once a second, on the first error of that second
-    await new Promise((r) => setTimeout(r, 1100));
+    // The spike check runs once a second, on the first error of that second, by the worker's wall
+    // clock (not injectable from here): so the next error must land in a later second than the
+    // 100 did. The ack comes after they were counted, so waiting past the second the ack arrived
+    // in is enough, and never longer than a second.
+    const acked = Math.floor(Date.now() / 1000);
+    await waitFor('the next wall-clock second', () => Math.floor(Date.now() / 1000) > acked, 2000, 10);
     p.send(batch(1, { logs: [logRecord(200, { level: 'error', type: 'console', message: 'one more' })] }));
     await p.ackFor(1);
     let block = '';
-    await until(async () => {
+    await waitFor('Error spike', async () => {
       block += texts(await client.callTool({ name: 'observe', arguments: { what: 'logs' } }))[1] ?? '';
-      return block.includes('Error spike') ? true : undefined;
-    });
+      return block.includes('Error spike');
+    }, 5000);
     const shown = block.split('\n').filter((l) => l.startsWith('['));
     expect(shown.length).toBeLessThanOrEqual(52);
     expect(block).toMatch(/Error spike — 10\d errors in the last 10 s/);
@@ -140,9 +145,24 @@ describe('passive alerts', () => {
   });
 
   it('health counts alerts by category', async () => {
-    const h = JSON.parse(texts(await client.callTool({ name: 'configure', arguments: { action: 'health' } }))[0]!) as { alerts: { published: number; by_category: Record<string, number>; missed: number } };
-    expect(h.alerts.published).toBeGreaterThanOrEqual(6);
-    expect(h.alerts.by_category.anomaly).toBeGreaterThanOrEqual(3);
+    type Health = { alerts: { published: number; by_category: Record<string, number>; missed: number } };
+    const health = async (): Promise<Health> => JSON.parse(texts(await client.callTool({ name: 'configure', arguments: { action: 'health' } }))[0]!) as Health;
+    // its own alerts, counted as a difference: the server is shared with the other tests
+    const before = await health();
+    const p = await Producer.connect(server.port);
+    await p.hello('alerts-health');
+    const paths = Array.from({ length: 6 }, (_, i) => `/health-count-${i}`);
+    p.send(batch(0, { network: paths.map((path) => ({ ts: Date.now(), method: 'GET', url: `https://api.test${path}`, status: 502, duration: 5 })) }));
+    await p.ackFor(0);
+    let block = '';
+    await waitFor('the six alerts delivered', async () => {
+      block += texts(await client.callTool({ name: 'observe', arguments: { what: 'logs' } }))[1] ?? '';
+      return paths.every((path) => block.includes(`${path} → 502`));
+    }, 5000);
+    const h = await health();
+    expect(h.alerts.published - before.alerts.published).toBeGreaterThanOrEqual(6);
+    expect((h.alerts.by_category.anomaly ?? 0) - (before.alerts.by_category.anomaly ?? 0)).toBeGreaterThanOrEqual(3);
     expect(h.alerts.missed).toBe(0);
+    p.close();
   });
 });

@@ -6,6 +6,7 @@ import type { App } from '../../src/app.js';
 import { expectBalanced } from '../helpers/accounting.js';
 import { batch, logRecord, Producer } from '../helpers/producer.js';
 import { startTestServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const SLOW_READER = fileURLToPath(new URL('../fixtures/tools/slow-reader.py', import.meta.url));
 let server: App;
@@ -26,12 +27,16 @@ describe('uWS backpressure', () => {
     const child = spawn('python3', [SLOW_READER, String(server.port), Buffer.from(pack(hello)).toString('hex'), Buffer.from(pack(hello)).toString('hex'), '200000'], { stdio: ['ignore', 'pipe', 'inherit'] });
     const exited = new Promise<void>((r) => child.on('exit', () => r()));
     let seq = 0;
-    const end = Date.now() + 60_000;
-    while ((server.stats.closes.overloaded ?? 0) + (server.stats.closes.input_full ?? 0) < 1) {
-      if (Date.now() > end) throw new Error(`never closed: ${JSON.stringify(server.stats.snapshot())}`);
-      other.send(batch(seq++, { logs: [logRecord(seq)] }));
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    // the other producer keeps sending (one batch a poll) while the slow one is being closed
+    await waitFor(
+      () => `the slow reader to be closed: ${JSON.stringify(server.stats.snapshot())}`,
+      () => {
+        if ((server.stats.closes.overloaded ?? 0) + (server.stats.closes.input_full ?? 0) >= 1) return true;
+        other.send(batch(seq++, { logs: [logRecord(seq)] }));
+        return false;
+      },
+      60_000,
+    );
     await exited;
     // the other producer was served throughout and still is
     other.send(batch(seq, { logs: [logRecord(seq)] }));

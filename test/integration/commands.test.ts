@@ -4,13 +4,13 @@
  * half is proven in test/e2e/commands.test.ts; here every failure path is driven on purpose.
  */
 import { mkdtempSync } from 'node:fs';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { Producer, type ServerFrame } from '../helpers/producer.js';
 import { startTestServer } from '../helpers/server.js';
 import { callTool, connectAgent } from '../helpers/mcp-agent.js';
-import { waitFor } from '../e2e/helpers/sink.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 let server: App;
 const stateDir = mkdtempSync('/tmp/gasoline-cmd-');

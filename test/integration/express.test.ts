@@ -8,6 +8,7 @@ import type { App } from '../../src/app.js';
 import { expectBalanced, readAll } from '../helpers/accounting.js';
 import { batch, logRecord, Producer } from '../helpers/producer.js';
 import { startTestServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 let server: App;
 
@@ -22,7 +23,7 @@ afterAll(async () => {
  * Keeps up to 16 batches of 200 records unacknowledged until stopped, going back to
  * `resume_from_seq` on a nack as PROTOCOL asks; stop() reports the nack codes it met.
  */
-async function busy(session: string): Promise<{ stop: () => Promise<string[]> }> {
+async function busy(session: string): Promise<{ acked: () => number; stop: () => Promise<string[]> }> {
   const p = await Producer.connect(server.port);
   await p.hello(session);
   let seq = 0;
@@ -39,7 +40,7 @@ async function busy(session: string): Promise<{ stop: () => Promise<string[]> }>
       if (f.t === 'ack') acked = f.seq as number;
       else {
         nacks.push(String(f.code));
-        await sleep(Number(f.retry_after_ms ?? 50));
+        await sleep(Number(f.retry_after_ms ?? 50)); // the backoff the protocol asks of a refused producer
         seq = f.resume_from_seq as number;
         acked = seq - 1;
       }
@@ -47,6 +48,7 @@ async function busy(session: string): Promise<{ stop: () => Promise<string[]> }>
     p.close();
   })();
   return {
+    acked: () => acked,
     stop: async () => {
       running = false;
       await loop;
@@ -61,7 +63,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describe('express board under load', () => {
   it('takes a quiet producer’s frames between busy workers’ items; acks in order, stores each once', async () => {
     const load = await busy(`busy-${process.pid}`);
-    await sleep(200);
+    await waitFor('the busy producer under way', () => load.acked() >= 16);
     const quiet = await Producer.connect(server.port);
     await quiet.hello(`quiet-${process.pid}`);
     const marker = `https://quiet.test/${Date.now()}`;
@@ -70,7 +72,7 @@ describe('express board under load', () => {
       quiet.send(batch(i, { network: [net(`${marker}/${i}`)] }));
       const ack = await quiet.ackFor(i, 10_000);
       expect(ack).toMatchObject({ seq: i, accepted: 1, rejected: 0 });
-      await sleep(10);
+      await sleep(10); // pacing: a quiet producer sends now and then, between the busy one's batches
     }
     const after = server.pool.express!.stats;
     await load.stop();
@@ -89,7 +91,7 @@ describe('express board under load', () => {
 
   it('a frame whose worker dies in the middle of it is stored once and acknowledged', async () => {
     const load = await busy(`busy2-${process.pid}`);
-    await sleep(200);
+    await waitFor('the busy producer under way', () => load.acked() >= 16);
     const quiet = await Producer.connect(server.port);
     await quiet.hello(`crash-${process.pid}`);
     const marker = `https://crash.test/${Date.now()}`;

@@ -14,6 +14,7 @@ import type { App } from '../../src/app.js';
 import { busyPage, PROBLEMS, REPEATS, type Scenario } from '../helpers/busy-page.js';
 import { batch, Producer } from '../helpers/producer.js';
 import { startTestServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const MiB = 1024 * 1024;
 let server: App;
@@ -196,15 +197,18 @@ describe('summary and pending alerts', () => {
     const c = await agent('u1');
     // a session hears the alerts raised while it is connected; a probe that lands in a second
     // whose alert allowance the flood above used up is counted, not sent, so try a few seconds
-    let r = await c.callTool({ name: 'configure', arguments: { action: 'health' } });
-    for (let attempt = 0; attempt < 5 && (r.content as unknown[]).length < 2; attempt++) {
-      await send({ logs: [{ ts: Date.now(), level: 'error', type: 'exception', message: `RangeError: summary alert probe ${'abcde'[attempt]}x`, url: 'http://127.0.0.1:3000/' }] });
-      for (let i = 0; i < 60 && (r.content as unknown[]).length < 2; i++) {
-        await new Promise((res) => setTimeout(res, 20));
-        r = await c.callTool({ name: 'configure', arguments: { action: 'health' } });
+    let attempt = 0;
+    let probedAt = 0;
+    await waitFor('a pending alert note', async () => {
+      const h = await c.callTool({ name: 'configure', arguments: { action: 'health' } });
+      if ((h.content as unknown[]).length >= 2) return true;
+      if (attempt < 5 && Date.now() - probedAt > 1200) {
+        probedAt = Date.now();
+        await send({ logs: [{ ts: Date.now(), level: 'error', type: 'exception', message: `RangeError: summary alert probe ${'abcde'[attempt++]}x`, url: 'http://127.0.0.1:3000/' }] });
       }
-    }
-    r = await c.callTool({ name: 'observe', arguments: { what: 'summary' } });
+      return false;
+    }, 8000);
+    const r = await c.callTool({ name: 'observe', arguments: { what: 'summary' } });
     const [summary, block] = (r.content as Array<{ text: string }>).map((x) => x.text);
     const n = Number(/pending alerts: (\d+)/.exec(summary!)?.[1]);
     expect(n).toBeGreaterThan(0);

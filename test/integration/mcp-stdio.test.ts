@@ -6,6 +6,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/net.js';
 import { batch, logRecord, Producer } from '../helpers/producer.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const BIN = fileURLToPath(new URL('../../bin/gasoline', import.meta.url));
 
@@ -67,9 +68,11 @@ describe('gasoline over stdio', () => {
     child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
     child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'nope', arguments: {} } })}\n`);
     child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'observe', arguments: { what: 'bogus' } } })}\n`);
-    const t0 = Date.now();
-    while (out.split('\n').filter(Boolean).length < 4 && Date.now() - t0 < 15_000) await new Promise((r) => setTimeout(r, 50));
-    child.stdin.end();
+    try {
+      await waitFor('four answers', () => out.split('\n').filter(Boolean).length >= 4, 15_000);
+    } finally {
+      child.stdin.end();
+    }
     expect(await exited).toBe(0);
     const lines = out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, any>);
     expect(lines.every((l) => l.jsonrpc === '2.0')).toBe(true);
@@ -90,22 +93,20 @@ describe('gasoline over stdio', () => {
     const rpc = (id: number, method: string, params: unknown): void => void child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
     rpc(1, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } });
     child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
-    let p: Producer | undefined;
-    for (let i = 0; i < 100 && !p; i++) {
-      p = await Producer.connect(port).catch(() => undefined);
-      if (!p) await new Promise((r) => setTimeout(r, 100));
-    }
-    await p!.hello('hammer');
+    const p = await waitFor('the server to accept a producer', () => Producer.connect(port).catch(() => undefined), 10_000, 100);
+    await p.hello('hammer');
     let seq = 0;
     const pump = setInterval(() => {
-      for (let i = 0; i < 5; i++) p!.send(batch(seq++, { logs: Array.from({ length: 50 }, (_, j) => logRecord(j, { message: `noise ${j} ${'z'.repeat(100)}` })) }));
+      for (let i = 0; i < 5; i++) p.send(batch(seq++, { logs: Array.from({ length: 50 }, (_, j) => logRecord(j, { message: `noise ${j} ${'z'.repeat(100)}` })) }));
     }, 5);
     for (let i = 0; i < 200; i++) rpc(100 + i, 'tools/call', { name: 'observe', arguments: { what: i % 2 ? 'logs' : 'timeline', limit: 100, from: 'start' } });
-    const t0 = Date.now();
-    while (out.split('\n').filter((l) => l.includes('"id":')).length < 201 && Date.now() - t0 < 30_000) await new Promise((r) => setTimeout(r, 50));
-    clearInterval(pump);
-    p!.close();
-    child.stdin.end();
+    try {
+      await waitFor('201 answers', () => out.split('\n').filter((l) => l.includes('"id":')).length >= 201, 30_000, 50);
+    } finally {
+      clearInterval(pump);
+      p.close();
+      child.stdin.end();
+    }
     expect(await exited).toBe(0);
     const lines = out.split('\n');
     expect(lines.pop()).toBe('');
@@ -122,10 +123,18 @@ describe('gasoline over stdio', () => {
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.stdout.destroy();
     const t0 = Date.now();
-    for (let i = 0; i < 50 && child.exitCode === null; i++) {
-      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: i, method: 'ping' })}\n`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    // keep writing: the server learns stdout is gone when it next writes an answer
+    let id = 0;
+    await waitFor(
+      'an exit after EPIPE',
+      () => {
+        if (child.exitCode !== null) return true;
+        child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: id++, method: 'ping' })}\n`);
+        return false;
+      },
+      8000,
+      100,
+    );
     expect(await exited).toBe(0);
     expect(Date.now() - t0).toBeLessThan(8000);
   }, 30_000);

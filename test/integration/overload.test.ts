@@ -37,7 +37,7 @@ describe('admission control', () => {
           nacks++;
           expect(f).toMatchObject({ seq: 0, code: 'overloaded' });
           expect(f.retry_after_ms).toBe(20);
-          await new Promise((r) => setTimeout(r, f.retry_after_ms as number));
+          await new Promise((r) => setTimeout(r, f.retry_after_ms as number)); // the backoff the nack asks for
           p.send(bigBatch(0, marker));
         }
         throw new Error('never acknowledged');

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/net.js';
 import { Producer, batch, logRecord } from '../helpers/producer.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const BIN = fileURLToPath(new URL('../../bin/gasoline', import.meta.url));
 
@@ -25,14 +26,6 @@ function gasoline(args: string[], env: Record<string, string> = {}): Run {
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
   return { child, stdout: () => out, stderr: () => err, exit };
-}
-
-async function waitFor(pred: () => boolean, ms = 15_000): Promise<void> {
-  const t0 = Date.now();
-  while (!pred()) {
-    if (Date.now() - t0 > ms) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 describe('bin/gasoline', () => {
@@ -63,7 +56,7 @@ describe('bin/gasoline', () => {
   it('serves, says why a taken port fails (exit 3), and shuts down cleanly on SIGTERM', async () => {
     const port = await freePort();
     const a = gasoline(['--server', '--port', String(port)]);
-    await waitFor(() => a.stderr().includes('listening'));
+    await waitFor('listening on stderr', () => a.stderr().includes('listening'), 15_000);
     const b = gasoline(['--server', '--port', String(port)]);
     expect((await b.exit).code).toBe(3);
     expect(b.stderr().trim().split('\n')).toHaveLength(1);
@@ -84,7 +77,7 @@ describe('bin/gasoline', () => {
   it('exits at once on a second signal', async () => {
     const port = await freePort();
     const a = gasoline(['--server', '--port', String(port)], {});
-    await waitFor(() => a.stderr().includes('listening'));
+    await waitFor('listening on stderr', () => a.stderr().includes('listening'), 15_000);
     a.child.kill('SIGINT');
     a.child.kill('SIGINT');
     const ex = await a.exit;

@@ -11,22 +11,29 @@ import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/type
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/net.js';
 import { batch, logRecord, Producer } from '../helpers/producer.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const BIN = fileURLToPath(new URL('../../bin/gasoline', import.meta.url));
 const env = (port: number): Record<string, string> => ({ PATH: process.env.PATH ?? '', HOME: '/tmp/gasoline-test-home', GASOLINE_STATE_DIR: '/tmp/gasoline-test-state', GASOLINE_THREADS: '1', GASOLINE_PORT: String(port), GASOLINE_LOG_LEVEL: 'warn' });
 const text = (r: unknown): string => (r as { content: Array<{ text: string }> }).content[0]!.text;
 
 async function producer(port: number, session: string): Promise<Producer> {
-  for (let i = 0; i < 100; i++) {
-    const p = await Producer.connect(port).catch(() => undefined);
-    if (p) {
-      await p.hello(session);
-      return p;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('server never came up');
+  const p = await waitFor('the server to accept a producer', () => Producer.connect(port).catch(() => undefined), 10_000, 100);
+  await p.hello(session);
+  return p;
 }
+
+/**
+ * Resolves once the main thread has handed `path`'s alert to this session (observe's alert block
+ * shows it). The same hub callback offers it to the stream, and stdout is one ordered writer, so a
+ * notification for it would have reached the client before this response: checking `got` after
+ * this proves absence without sleeping.
+ */
+const seenByMain = (client: Client, path: string): Promise<string> =>
+  waitFor(`${path} in observe's alert block`, async () => {
+    const block = (await client.callTool({ name: 'observe', arguments: { what: 'errors' } })) as { content: Array<{ text: string }> };
+    return block.content.map((c) => c.text).find((t) => t.startsWith('--- ALERTS') && t.includes(path));
+  });
 
 const serverError = (path: string, status = 500) => ({ ts: Date.now(), method: 'GET', url: `https://api.test${path}`, status, duration: 5 });
 
@@ -45,7 +52,7 @@ describe('context streaming over stdio', () => {
     expect(off).toMatchObject({ status: 'disabled', config: { events: ['all'], throttle_seconds: 5, severity_min: 'warning' } });
     p.send(batch(seq, { network: [serverError('/before-enable')] }));
     await p.ackFor(seq++);
-    await new Promise((r) => setTimeout(r, 300));
+    await seenByMain(client, '/before-enable');
     expect(got).toHaveLength(0);
 
     const on = JSON.parse(text(await client.callTool({ name: 'configure', arguments: { action: 'streaming', streaming_action: 'enable', throttle_seconds: 1 } })));
@@ -56,7 +63,7 @@ describe('context streaming over stdio', () => {
 
     p.send(batch(seq, { network: [serverError('/api/users')] }));
     await p.ackFor(seq++);
-    for (let i = 0; i < 100 && got.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    await waitFor('the first push', () => got.length > 0);
     expect(got).toHaveLength(1);
     expect(got[0]).toMatchObject({ level: 'error', logger: 'gasoline' });
     expect(got[0]!.data).toMatchObject({ category: 'anomaly', source: 'anomaly_detector', title: 'Server error: GET /api/users → 500', url: 'https://api.test/api/users' });
@@ -64,7 +71,7 @@ describe('context streaming over stdio', () => {
     // a burst inside the throttle window is batched and flushed when the window ends
     p.send(batch(seq, { network: [serverError('/a'), serverError('/b'), serverError('/c')] }));
     await p.ackFor(seq++);
-    for (let i = 0; i < 150 && got.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    await waitFor('the batched push', () => got.length > 1);
     expect(got).toHaveLength(2);
     expect(got[1]!.data).toMatchObject({ batch: true, count: 3 });
 
@@ -81,8 +88,16 @@ describe('context streaming over stdio', () => {
     expect(disabled.status).toBe('disabled');
     p.send(batch(seq, { network: [serverError('/after-disable')] }));
     await p.ackFor(seq++);
-    await new Promise((r) => setTimeout(r, 1500));
+    await seenByMain(client, '/after-disable');
     expect(got).toHaveLength(2);
+    // Nothing was held back either: enabling again flushes whatever waits at once, so the next
+    // push must be the new alert alone.
+    await client.callTool({ name: 'configure', arguments: { action: 'streaming', streaming_action: 'enable', throttle_seconds: 1 } });
+    p.send(batch(seq, { network: [serverError('/after-reenable')] }));
+    await p.ackFor(seq++);
+    await waitFor('the push after enabling again', () => got.length > 2);
+    expect(got).toHaveLength(3);
+    expect(got[2]!.data).toMatchObject({ url: 'https://api.test/after-reenable' });
     p.close();
     await client.close();
   }, 30_000);
@@ -99,14 +114,9 @@ describe('context streaming over stdio', () => {
       child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
     };
     const lines = () => out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, any>);
-    const waitFor = async (pred: () => boolean, ms = 10_000) => {
-      const end = Date.now() + ms;
-      while (!pred() && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
-      expect(pred()).toBe(true);
-    };
     init(1);
     rpc(2, 'tools/call', { name: 'configure', arguments: { action: 'streaming', streaming_action: 'enable', throttle_seconds: 1, severity_min: 'info' } });
-    await waitFor(() => lines().some((l) => l.id === 2));
+    await waitFor('the enable answer', () => lines().some((l) => l.id === 2));
     const p = await producer(port, 'stream-2');
     // alerts and tool calls at the same time
     let seq = 0;
@@ -114,17 +124,17 @@ describe('context streaming over stdio', () => {
       p.send(batch(seq++, { network: [serverError(`/x${i}`)], logs: [logRecord(i, { level: 'error', type: 'exception', message: `boom ${String.fromCharCode(97 + i)}` })] }));
       rpc(100 + i, 'tools/call', { name: 'observe', arguments: { what: 'errors', limit: 5 } });
     }
-    await waitFor(() => lines().filter((l) => typeof l.id === 'number' && l.id >= 100).length === 20);
-    await waitFor(() => lines().some((l) => l.method === 'notifications/message'));
+    await waitFor('20 observe answers', () => lines().filter((l) => typeof l.id === 'number' && l.id >= 100).length === 20);
+    await waitFor('a notification', () => lines().some((l) => l.method === 'notifications/message'));
     const all = lines();
     expect(all.every((l) => l.jsonrpc === '2.0')).toBe(true);
     expect(out.endsWith('\n')).toBe(true);
 
     // OI-3: initialize again → streaming is off
     init(3);
-    await waitFor(() => lines().some((l) => l.id === 3));
+    await waitFor('the second initialize answer', () => lines().some((l) => l.id === 3));
     rpc(4, 'tools/call', { name: 'configure', arguments: { action: 'streaming', streaming_action: 'status' } });
-    await waitFor(() => lines().some((l) => l.id === 4));
+    await waitFor('the status answer', () => lines().some((l) => l.id === 4));
     expect(JSON.parse(lines().find((l) => l.id === 4)!.result.content[0].text).status).toBe('disabled');
 
     p.close();
@@ -138,6 +148,8 @@ describe('context streaming over stdio', () => {
     const port = await freePort();
     const child = spawn(process.execPath, [BIN], { env: env(port), stdio: ['pipe', 'pipe', 'pipe'] });
     const exited = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const rpc = (id: number, method: string, params: unknown): void => void child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
@@ -149,9 +161,11 @@ describe('context streaming over stdio', () => {
     const pump = setInterval(() => {
       p.send(batch(seq++, { network: [serverError(`/y${seq}`)] }));
     }, 10);
-    await new Promise((r) => setTimeout(r, 500));
+    await waitFor('the stream to be flowing', () => out.includes('notifications/message'));
     child.stdout.destroy();
-    await new Promise((r) => setTimeout(r, 300));
+    // the server keeps ingesting alerts with nobody reading: 30 more batches acked after the cut
+    const cut = seq;
+    await p.ackFor(cut + 30, 10_000);
     clearInterval(pump);
     p.close();
     child.stdin.end();

@@ -49,7 +49,7 @@ async function hello(): Promise<void> {
 
 function onPageMessage(e: MessageEvent): void {
   const m = e.data as PageCapture | null;
-  if (!m || m.t !== 'records' || !Array.isArray(m.items)) return;
+  if (m?.t !== 'records' || !Array.isArray(m.items)) return;
   if (config && !config.on) return;
   if (m.page_url !== bufferedUrl && bufferedCount > 0) void flush();
   bufferedUrl = m.page_url;
@@ -105,7 +105,7 @@ function sleep(ms: number): Promise<void> {
 const SELF = Symbol.for('gasoline.content.v1');
 const holder = globalThis as unknown as Record<symbol, { alive: () => boolean } | undefined>;
 const previous = holder[SELF];
-if (!previous || !previous.alive()) {
+if (!previous?.alive()) {
   holder[SELF] = { alive: isAlive };
   start();
 }

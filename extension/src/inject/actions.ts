@@ -31,7 +31,7 @@ function agentDriven(e: Event): boolean {
 const SENSITIVE_NAME = /pass(word|wd|code)?|pwd|secret|token|card|cc-?(num|number|csc|cvc|exp)|cvv|cvc|credit|iban|ssn|security.?code|pin\b/i;
 const SENSITIVE_AUTOCOMPLETE = /^(cc-|current-password|new-password|one-time-code)/i;
 
-export function isSensitiveField(el: Element): boolean {
+function isSensitiveField(el: Element): boolean {
   const input = el as HTMLInputElement;
   if (input.type === 'password') return true;
   const ac = el.getAttribute('autocomplete') ?? '';

@@ -21,22 +21,15 @@ let decided = false;
 let port: MessagePort | null = null;
 let queue: Array<[RecordKind, WireRecord]> = [];
 let timer: ReturnType<typeof setTimeout> | undefined;
-const listeners: Array<() => void> = [];
 
 /** Before the decision only this many records are held: a page spamming the console must not grow us. */
 const MAX_UNDECIDED = 1000;
 const MAX_QUEUE = 5000;
 const FLUSH_MS = 25;
 
-export let dropped = 0;
-
 /** false until the content script said whether (and what) to capture */
 export function decidedYet(): boolean {
   return decided;
-}
-
-export function onConfig(fn: () => void): void {
-  listeners.push(fn);
 }
 
 let deferred: Array<() => void> = [];
@@ -48,10 +41,8 @@ export function whenDecided(fn: () => void): void {
 
 export function emit(kind: RecordKind, rec: WireRecord): void {
   if (!cfg.on) return;
-  if (queue.length >= (decided ? MAX_QUEUE : MAX_UNDECIDED)) {
-    dropped++;
-    return;
-  }
+  // Full: the record is lost here, in the page; nothing reads a page-side count today.
+  if (queue.length >= (decided ? MAX_QUEUE : MAX_UNDECIDED)) return;
   queue.push([kind, rec]);
   if (port && timer === undefined) timer = setTimeout(flush, FLUSH_MS);
 }
@@ -71,13 +62,13 @@ export function flush(): void {
 
 function onPortMessage(e: MessageEvent): void {
   const m = e.data as CaptureConfig | null;
-  if (!m || m.t !== 'config') return;
+  if (m?.t !== 'config') return;
   Object.assign(cfg, m);
   decided = true;
   if (!cfg.on) queue = [];
   const waiting = deferred;
   deferred = [];
-  for (const fn of [...waiting, ...listeners]) {
+  for (const fn of waiting) {
     try {
       fn();
     } catch {

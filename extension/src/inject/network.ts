@@ -22,7 +22,7 @@ const MAX_HEADERS = 50;
 // Credentials in any spelling never leave the page.
 const SENSITIVE_HEADER = /^(authorization|proxy-authorization|cookie|set-cookie|set-cookie2)$|token|secret|passw|api[-_]?key|session|csrf|xsrf|auth/i;
 
-export function isSensitiveHeader(name: string): boolean {
+function isSensitiveHeader(name: string): boolean {
   return SENSITIVE_HEADER.test(name);
 }
 
@@ -53,7 +53,7 @@ function headersToObject(h: HeadersInit | Headers | undefined | null): Record<st
     out[k.toLowerCase()] = String(v).slice(0, 1024);
     n++;
   };
-  if (h instanceof Headers) h.forEach((v, k) => add(k, v));
+  if (h instanceof Headers) h.forEach((v, k) => { add(k, v); });
   else if (Array.isArray(h)) for (const [k, v] of h) add(String(k), String(v));
   else for (const k of Object.keys(h)) add(k, (h as Record<string, string>)[k]!);
   return out;
@@ -139,7 +139,7 @@ function networkRecord(rec: WireRecord, url: string): void {
     return;
   }
   waiting.push({ rec, url, at: performance.now() });
-  sweepTimer ??= setTimeout(sweep, SIZE_WAIT_MS);
+  if (sweepTimer === undefined) sweepTimer = setTimeout(sweep, SIZE_WAIT_MS);
 }
 
 // ---- shared completion ----
@@ -158,7 +158,7 @@ interface BodyRead {
   truncated: boolean;
 }
 
-function completed(m: Meta, status: number, statusText: string, duration: number): void {
+function completed(m: Meta, status: number, duration: number): void {
   networkRecord({ ts: m.ts, method: m.method, url: m.url, status, duration, page_url: location.href }, m.url);
 }
 
@@ -262,7 +262,7 @@ async function readClone(res: Response, limit: number, budgetMs: number): Promis
 
 function fetchDone(m: Meta, res: Response): void {
   const duration = Math.round(performance.now() - m.start);
-  completed(m, res.status, res.statusText, duration);
+  completed(m, res.status, duration);
   const isError = res.status >= 400;
   // Undecided: a request made in the first milliseconds of the page, before the settings came.
   const maybeBodies = cfg.bodies || !decidedYet();
@@ -348,8 +348,7 @@ export function installXhr(): void {
       const abs = absoluteUrl(url);
       if (!isServerUrl(abs)) metas.set(this, { method: String(method).toUpperCase(), url: abs, ts: 0, start: 0 });
     });
-    // `arguments`, not rest args: open(m, u, undefined) would mean synchronous.
-    // eslint-disable-next-line prefer-rest-params
+    // biome-ignore lint/complexity/noArguments: rest args would pass open(m, u, undefined), which means synchronous
     return open.apply(this, arguments as unknown as Parameters<typeof open>);
   } as typeof proto.open;
 
@@ -394,7 +393,7 @@ function xhrDone(xhr: XMLHttpRequest, m: XMeta): void {
     failureLog(m, m.failure ?? 'network error', duration, m.failure === 'aborted');
     return;
   }
-  completed(m, xhr.status, xhr.statusText, duration);
+  completed(m, xhr.status, duration);
   const isError = xhr.status >= 400;
   const maybeBodies = cfg.bodies || !decidedYet();
   if (!isError && !maybeBodies) return;

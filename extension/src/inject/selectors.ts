@@ -56,7 +56,7 @@ function cssEscape(s: string): string {
   return typeof CSS !== 'undefined' && CSS.escape ? CSS.escape(s) : s.replace(/[^\w-]/g, '\\$&');
 }
 
-export function cssPath(el: Element): string {
+function cssPath(el: Element): string {
   const parts: string[] = [];
   let cur: Element | null = el;
   for (let depth = 0; cur && cur.nodeType === 1 && depth < 6; depth++) {

@@ -23,7 +23,7 @@ function str(s: string): string {
   return s.length <= LIMITS.string ? s : `${s.slice(0, LIMITS.string)}…[truncated]`;
 }
 
-export function describeNode(n: Node): string {
+function describeNode(n: Node): string {
   if (n.nodeType === 1) {
     const el = n as Element;
     let d = el.tagName.toLowerCase();

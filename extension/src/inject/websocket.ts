@@ -19,7 +19,6 @@ interface Tracked {
 const tracked = new WeakMap<WebSocket, Tracked | null>();
 let live = 0;
 let nextId = 1;
-export let untrackedSockets = 0;
 
 function describe(data: unknown): { data: string; size: number; truncated?: boolean } {
   if (typeof data === 'string') {
@@ -36,7 +35,6 @@ function track(ws: WebSocket, url: string): Tracked | null {
   // The cap bounds our listeners and records on pages that churn sockets; null = seen, not tracked.
   if (live >= MAX_TRACKED || isServerUrl(abs.replace(/^ws/, 'http'))) {
     tracked.set(ws, null);
-    untrackedSockets++;
     return null;
   }
   const t: Tracked = { id: `ws-${nextId++}-${Math.random().toString(36).slice(2, 8)}`, url: abs };

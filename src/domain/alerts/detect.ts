@@ -261,7 +261,7 @@ export class Detector {
     const key = hash32(`perf:${pathTemplate(url)}`);
     let found: ReturnType<typeof regressions> = [];
     const r = this.state.comparePerf(key, current, (baseline) => (found = regressions(baseline, current)).length > 0);
-    if (!r || !r.baseline) return;
+    if (!r?.baseline) return;
     if (r.regressed) {
       this.raise(
         {

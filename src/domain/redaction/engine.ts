@@ -70,7 +70,7 @@ export class RedactionEngine {
 
   /** Could any rule match? A keyword alone ("token expired") triggers, but no rule fires on it. */
   private mayHold(s: string): boolean {
-    if (this.userTrigger && this.userTrigger.test(s)) return true;
+    if (this.userTrigger?.test(s)) return true;
     return mayTrigger(s);
   }
 

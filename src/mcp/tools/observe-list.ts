@@ -49,7 +49,11 @@ export async function list(ctx: ToolContext, a: ListArgs, kinds: Kind[]): Promis
   const results = folded.results;
   const next = results.map((r) => r.next);
   const complete = results.every((r) => r.atEnd && !r.stopped);
-  if (!a.after && a.from !== 'start') ids.forEach((k, i) => (ctx.client.cursors[k] = next[i]!));
+  if (!a.after && a.from !== 'start') {
+    ids.forEach((k, i) => {
+      ctx.client.cursors[k] = next[i]!;
+    });
+  }
 
   const size = folded.groups.length;
   const ordered = [...folded.groups].sort(bySeverityThenNewest).slice(skip);

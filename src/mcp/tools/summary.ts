@@ -38,7 +38,9 @@ export async function summary(ctx: ToolContext): Promise<string> {
   const ws = await wsTroubleSince(reader, work, from[wsK]!, MAX_SCAN);
   next[wsK] = ws.next;
   const perf = await perfRegressions(reader, work, from[kindId('perf')]!);
-  KINDS.forEach((_k, id) => (from[id] = next[id]!));
+  KINDS.forEach((_k, id) => {
+    from[id] = next[id]!;
+  });
 
   const out: string[] = [];
   const total = news.reduce((n, x) => n + x, 0);

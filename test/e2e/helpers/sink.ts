@@ -59,13 +59,3 @@ export function producerIds(sink: Sink): number[] {
   const ext = sink.health().extension as { producers?: Array<{ id: number }> } | undefined;
   return (ext?.producers ?? []).map((p) => p.id);
 }
-
-export async function waitFor<T>(what: string, fn: () => T | undefined | null | false, timeoutMs = 10_000, everyMs = 50): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}

@@ -13,7 +13,7 @@ function slowSink(highWaterMark = 64): { stream: Writable; lines: string[]; rele
       pending.push(cb);
     },
   });
-  return { stream, lines, release: () => pending.splice(0).forEach((cb) => cb()) };
+  return { stream, lines, release: () => { for (const cb of pending.splice(0)) cb(); } };
 }
 
 describe('StdoutWriter', () => {

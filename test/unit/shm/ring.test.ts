@@ -36,7 +36,7 @@ function harness(sizes: number[]) {
       records.push({ kind, clientTime: ord === -1 ? NaN : ord * 10, tab: ord % 5 === 0 ? -1 : kind, payload: ordPayload(kind, ord, size) });
     }
     const rejected = extra.rejected ?? new Array<number>(KINDS).fill(0);
-    rejected.forEach((n, k) => (received[k]! += n));
+    rejected.forEach((n, k) => { received[k]! += n; });
     const out = writer.commit({ recvTime: 1000 + first, records, received, rejected });
     expect(out.stored).toEqual(stored);
     expect(out.tooLarge).toBe(tooLarge);

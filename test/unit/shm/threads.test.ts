@@ -5,8 +5,10 @@ import { setImmediate as tick } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { StoreReader, allocateStore, type StoreBuffers } from '../../../src/shm/index.js';
+import { LOCK } from '../../../src/shm/layout.js';
 import { checkPayload } from '../../fixtures/shm-gen.js';
 import type { ShmWriterJob, ShmWriterMessage } from '../../fixtures/shm-writer.js';
+import { waitFor } from '../../helpers/wait-for.js';
 import { expectBalanced } from './balance.js';
 
 const FIXTURE = resolve('dist/test/fixtures/shm-writer.js');
@@ -135,7 +137,9 @@ describe('shm store under real worker threads', () => {
     expect(reader.tryClear([0])).toBe(false);
 
     const next = spawn({ store, mode: 'write', seed: 9, commits: 200, maxRecords: 6, maxPayload: 100 });
-    await new Promise((r) => setTimeout(r, 50));
+    // Proof that it is blocked, not merely not started yet: a notify finds it parked in
+    // Atomics.wait on the lock word. Waking it is harmless, it re-checks the word and waits again.
+    await waitFor('the second writer parked on the lock', () => Atomics.notify(new Int32Array(store.control), LOCK, 1) === 1, 10_000, 1);
     expect(reader.counters()[0]!.received, 'the second writer waits on the lock').toBe(0);
 
     await holder.worker.terminate();

@@ -13,6 +13,7 @@ import {
   type StreamStatus,
   wireAlert,
 } from '../../../src/domain/streaming/stream-state.js';
+import { waitFor } from '../../helpers/wait-for.js';
 
 /** Manual clock and timers: time only moves when a test says so, and every live timer is visible. */
 class FakeTime {
@@ -533,7 +534,7 @@ describe('lifecycle', () => {
     s.configure({ streaming_action: 'enable', throttle_seconds: 1 });
     s.offer(env(alert(), performance.timeOrigin + performance.now()));
     s.offer(env(alert()));
-    await new Promise((r) => setTimeout(r, 1100));
+    await waitFor('the throttled second push on a real timer', () => sent.length >= 2, 3000);
     expect(sent).toHaveLength(2);
     const st = status(s);
     expect(st.latency_ms.samples).toBe(1);

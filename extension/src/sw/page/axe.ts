@@ -50,7 +50,7 @@ export async function pageAxeRun(p: AxeArgs, L: AxeLimits): Promise<unknown> {
   }
   const opts: Record<string, unknown> = { resultTypes: ['violations'] };
   if (p.tags?.length) opts.runOnly = { type: 'tag', values: p.tags };
-  let res;
+  let res: Awaited<ReturnType<typeof axe.run>>;
   try {
     res = await axe.run(context, opts);
   } catch (e) {

@@ -67,6 +67,7 @@ export function pageDomQuery(p: DomQueryArgs, L: DomLimits): unknown {
     if (el.id) out.id = clip(el.id, 256);
     const c = classes(el);
     if (c) out.classes = c;
+    // biome-ignore lint/performance/useDomNodeTextContent: the agent asks what the user sees; innerText drops hidden text and keeps line breaks
     const full = norm(el instanceof HTMLElement ? el.innerText : el.textContent);
     if (full) out.text = clip(full, L.text);
     if (full.length > L.text) out.text_truncated = true;
