@@ -99,7 +99,7 @@ export async function startApp(o: AppOptions): Promise<App> {
       o.onProducerChange?.(event, p);
     },
   });
-  const router = new CommandRouter({ target: () => edge.ws.commandTarget(), send: (id, f) => edge.ws.sendTo(id, f) }, { maxPending: config.commands.max_pending });
+  const router = new CommandRouter({ route: () => edge.ws.commandRoute(), send: (id, f) => edge.ws.sendTo(id, f) }, { maxPending: config.commands.max_pending });
   const health = createHealth({ config, startedAt, reader, pool, scans, edge, commands: router, ci, alerts, detect: new DetectState(pool.detectBuffers) });
 
   // worker alerts arrive through the alert ring; main never blocks on it (Atomics.waitAsync)

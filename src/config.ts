@@ -37,6 +37,22 @@ export const LimitsSchema = z
     max_ci_body: z.number().int().min(1024).max(16 * MiB).default(1 * MiB),
     hello_timeout_ms: z.number().int().min(100).max(60_000).default(5000),
     max_connections: z.number().int().min(1).max(10_000).default(1024),
+    /**
+     * Open connections that are not an authenticated producer (today: our extension's Origin and a
+     * hello; later: pairing), all peers together and per peer address. Past either cap the oldest
+     * such connection is shed, so a local flood churns its own sockets and never fills the slots
+     * an authenticated producer needs (issue #18). Every local process shares the peer
+     * 127.0.0.1, so per peer matters only for other loopback addresses; the defaults leave a
+     * quarter of max_connections to authenticated producers and room for 500 SDK/bench sockets.
+     */
+    max_unauthenticated: z.number().int().min(1).max(10_000).default(768),
+    max_unauthenticated_per_peer: z.number().int().min(1).max(10_000).default(768),
+    /**
+     * A connection must complete a frame (or answer our ping) within this. uWS resets its idle
+     * timer on every byte, so a frame trickled a byte at a time would otherwise hold its buffer
+     * for ever; a quiet connection is pinged at half the deadline.
+     */
+    frame_deadline_ms: z.number().int().min(500).max(600_000).default(30_000),
     max_sessions: z.number().int().min(1).max(100_000).default(4096),
     max_depth: z.number().int().min(4).max(256).default(32),
     max_elements: z.number().int().min(16).max(10_000_000).default(500_000),

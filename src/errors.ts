@@ -18,11 +18,13 @@ export const ERRORS = {
   not_found: { http: 404, wsClose: 0, summary: 'no such route' },
   method_not_allowed: { http: 405, wsClose: 0, summary: 'method not allowed on this route' },
   too_many_connections: { http: 503, wsClose: 1013, summary: 'connection limit reached' },
+  connection_shed: { http: 503, wsClose: 1013, summary: 'an unauthenticated connection was closed to make room for a newer one' },
   shutting_down: { http: 503, wsClose: 1001, summary: 'server is shutting down' },
   // --- frames
   text_frame: { http: 400, wsClose: 1003, summary: 'text frames are not accepted; send binary msgpack' },
   frame_too_large: { http: 413, wsClose: 1009, summary: 'frame larger than max_frame' },
   hello_timeout: { http: 400, wsClose: 1008, summary: 'no hello within the deadline' },
+  frame_timeout: { http: 408, wsClose: 1008, summary: 'no complete frame (nor pong) within the frame deadline' },
   hello_required: { http: 400, wsClose: 1008, summary: 'the first frame must be hello' },
   duplicate_hello: { http: 400, wsClose: 0, summary: 'hello was already received on this connection' },
   unsupported_version: { http: 400, wsClose: 1008, summary: 'protocol version not supported' },
@@ -61,6 +63,7 @@ export const ERRORS = {
   scan_failed: { http: 500, wsClose: 0, summary: 'the scan worker crashed or did not answer in time; the read can be repeated' },
   // --- on-demand commands (server → extension → result)
   no_extension: { http: 503, wsClose: 0, summary: 'no extension connected to run the command' },
+  extension_unverified: { http: 503, wsClose: 0, summary: 'a producer says it is the extension but did not connect with its Origin; no command is sent to it' },
   too_many_pending: { http: 503, wsClose: 0, summary: 'too many commands waiting for the extension' },
   command_timeout: { http: 504, wsClose: 0, summary: 'the extension did not answer the command before its deadline' },
   command_failed: { http: 502, wsClose: 0, summary: 'the extension could not run the command' },

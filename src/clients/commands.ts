@@ -8,11 +8,24 @@ import { randomBytes } from 'node:crypto';
 import type { ErrorCode } from '../errors.js';
 import { DEFAULT_DEADLINE_MS, EXTENSION_ERROR_CODES, MAX_ERROR_CHARS, PARAMS, RESULTS, type CommandType } from '../domain/commands.js';
 
+/** The producer a command went to, as its hello named it; every answer names it (issue #18). */
+export interface ProducerRef {
+  readonly id: number;
+  readonly client: string;
+  readonly version: string;
+  readonly session: string;
+}
+
 /** What the router needs from the WebSocket edge, nothing more. */
 export interface CommandLink {
-  /** the extension connection commands go to, or null when none is connected */
-  target(): number | null;
+  /** the authenticated extension commands go to, or why there is none */
+  route(): { producer: ProducerRef } | { refused: 'no_extension' | 'extension_unverified' };
   send(connId: number, frame: Record<string, unknown>): boolean;
+}
+
+/** Producer-chosen strings are quoted: a hello must not be able to add lines to a tool answer. */
+export function answeredBy(p: ProducerRef, answered = true): string {
+  return `${answered ? 'answered by' : 'sent to'} producer #${p.id} (client ${JSON.stringify(p.client)}, version ${JSON.stringify(p.version)}, session ${JSON.stringify(p.session)})`;
 }
 
 export type Outcome = { ok: true; result: unknown } | { ok: false; code: ErrorCode; message: string };
@@ -22,8 +35,11 @@ export interface Query {
   readonly clientId: string;
   readonly type: CommandType;
   readonly connId: number;
+  readonly producer: ProducerRef;
   readonly startedAt: number;
   outcome: Outcome | null;
+  /** the outcome came from the producer's own `result` frame (not our deadline or its disconnect) */
+  answered: boolean;
   finishedAt: number;
 }
 
@@ -38,6 +54,8 @@ export interface RouterOptions {
 }
 
 export const NO_EXTENSION = 'no extension connected: open Chrome with the Gasoline extension and track a tab (popup)';
+export const EXTENSION_UNVERIFIED =
+  'a producer says it is the extension but connected without the Gasoline extension\'s Origin, so no command is sent to it (it would see what you type and could forge answers). Open Chrome with the Gasoline extension; an unpacked build with another id needs its chrome-extension:// origin in allowed_origins';
 
 interface Pending {
   q: Query;
@@ -66,8 +84,10 @@ export class CommandRouter {
   start(clientId: string, type: CommandType, params: unknown, opts: { deadlineMs?: number; tabId?: number } = {}): { ok: true; query: Query } | { ok: false; code: ErrorCode; message: string } {
     const parsed = PARAMS[type].safeParse(params ?? {});
     if (!parsed.success) return this.refuse('invalid_params', `${type}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(params)'}: ${i.message}`).join('; ')}`);
-    const connId = this.link.target();
-    if (connId === null) return this.refuse('no_extension', NO_EXTENSION);
+    const route = this.link.route();
+    if ('refused' in route) return route.refused === 'no_extension' ? this.refuse('no_extension', NO_EXTENSION) : this.refuse('extension_unverified', EXTENSION_UNVERIFIED);
+    const producer = route.producer;
+    const connId = producer.id;
     if (this.pending.size >= this.o.maxPending) return this.refuse('too_many_pending', `${this.pending.size} commands are already waiting for the extension; fetch or wait for them first`);
     let mine = 0;
     for (const p of this.pending.values()) if (p.q.clientId === clientId) mine++;
@@ -78,7 +98,7 @@ export class CommandRouter {
     if (opts.tabId !== undefined) frame.tab_id = opts.tabId;
     if (!this.link.send(connId, frame)) return this.refuse('no_extension', NO_EXTENSION);
     this.stats.sent++;
-    const q: Query = { id, clientId, type, connId, startedAt: Date.now(), outcome: null, finishedAt: 0 };
+    const q: Query = { id, clientId, type, connId, producer, startedAt: Date.now(), outcome: null, answered: false, finishedAt: 0 };
     const timer = setTimeout(() => this.finish(id, { ok: false, code: 'command_timeout', message: `${type} got no answer from the extension within ${deadline} ms; is the tab busy or closed? retry, or check observe({what:"page"})` }), deadline + this.o.graceMs);
     timer.unref();
     this.pending.set(id, { q, timer, waiters: [] });
@@ -122,6 +142,7 @@ export class CommandRouter {
       return;
     }
     const type = p.q.type;
+    p.q.answered = true;
     if (r.status === 'complete') {
       const parsed = RESULTS[type].safeParse(r.result);
       if (!parsed.success) {

@@ -16,6 +16,8 @@ export class EdgeStats {
   readonly httpStatus: Record<string, number> = {};
   poisoned = 0;
   pongsDropped = 0;
+  /** gauges read from the live connection set when a snapshot is taken (set by the WebSocket edge) */
+  live: (() => Record<string, number>) | undefined;
 
   bump(map: Record<string, number>, key: string | number, n = 1): void {
     const k = String(key);
@@ -37,6 +39,7 @@ export class EdgeStats {
       http_status: { ...this.httpStatus },
       poisoned: this.poisoned,
       pongs_dropped: this.pongsDropped,
+      ...this.live?.(),
     };
   }
 }

@@ -4,11 +4,18 @@
  * body is read or any upgrade happens.
  */
 import type { ErrorCode } from '../errors.js';
+import type { Trust } from './admission.js';
 
 const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
 
 export interface Guard {
   check(host: string, origin: string): ErrorCode | null;
+  /**
+   * What an accepted Origin claims: an allowlisted `chrome-extension://` origin (by default only
+   * ours; an unpacked build with another id is added to `allowed_origins`) is the extension's.
+   * A web page cannot send such an Origin; a local process can, until pairing proves more.
+   */
+  trust(origin: string): Trust;
 }
 
 export function createGuard(port: () => number, allowedOrigins: readonly string[]): Guard {
@@ -18,6 +25,10 @@ export function createGuard(port: () => number, allowedOrigins: readonly string[
       if (!isLoopbackHost(host.toLowerCase(), port())) return 'host_refused';
       if (origin !== '' && !origins.has(origin.toLowerCase())) return 'origin_refused';
       return null;
+    },
+    trust(origin: string): Trust {
+      const o = origin.toLowerCase();
+      return o.startsWith('chrome-extension://') && origins.has(o) ? 'extension_origin' : 'none';
     },
   };
 }

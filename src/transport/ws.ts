@@ -12,6 +12,7 @@ import type { IngestPool } from '../pool/ingest-pool.js';
 import type { ArenaSlice } from '../pool/input-arena.js';
 import type { Config } from '../config.js';
 import { log } from '../log.js';
+import { admit, type Trust } from './admission.js';
 import type { EdgeStats } from './edge-stats.js';
 import type { Guard } from './guard.js';
 import { SessionTable, type Session } from './sessions.js';
@@ -50,10 +51,25 @@ export class Conn {
   /** non-ack frames held while the client is not reading (bounded) */
   readonly deferred: Uint8Array[] = [];
   producer: ProducerInfo | null = null;
+  /** when the last complete frame (message, ping or pong) arrived: the frame deadline counts from here */
+  lastFrameAt = Date.now();
+  /** a ping went out for the frame deadline and no frame came since */
+  pinged = false;
   constructor(
     readonly id: number,
     public ws: WebSocket<ConnData> | null,
+    /** the peer address as uWS reports it, for the per-peer cap */
+    readonly peer = '',
+    readonly trust: Trust = 'none',
   ) {}
+
+  /**
+   * The one place "authenticated producer" is decided: our extension's Origin and a hello. Pairing
+   * (a later issue) adds its proof here; slots and commands follow whatever this says.
+   */
+  get authenticated(): boolean {
+    return this.trust === 'extension_origin' && this.state === 'ready';
+  }
 }
 
 export interface ConnData {
@@ -71,6 +87,8 @@ export interface WsEdgeOptions {
 }
 
 const MAX_DEFERRED = 256;
+/** the reason uWS (WebSocketProtocol.h, ERR_TOO_BIG_MESSAGE) gives when it cuts an over-long frame */
+const UWS_TOO_BIG = 'Received too big message';
 const MAX_WAITING_BEFORE_HELLO = 64;
 
 export class WsEdge {
@@ -82,10 +100,16 @@ export class WsEdge {
   private readonly sessionQueueCap: number;
   private nextConnId = 1;
   private accepting = true;
+  private deadlineTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly o: WsEdgeOptions) {
     this.sessions = new SessionTable(o.config.limits.max_sessions);
     this.sessionQueueCap = Math.max(o.config.limits.max_frame * 2, Math.floor(o.config.pool.input_bytes / 8));
+    o.stats.live = () => {
+      let unauthenticated = 0;
+      for (const c of this.conns) if (!c.authenticated) unauthenticated++;
+      return { authenticated_open: this.conns.size - unauthenticated, unauthenticated_open: unauthenticated };
+    };
   }
 
   producers(): ProducerInfo[] {
@@ -95,13 +119,27 @@ export class WsEdge {
   }
 
   /**
-   * Where commands go: the newest ready extension connection. A restarted service worker opens a
-   * new socket while the old one may linger until its close is seen; the new one is the live one.
+   * Where commands go: the newest authenticated extension connection. A restarted service worker
+   * opens a new socket while the old one may linger until its close is seen; the new one is the
+   * live one. A producer that only SAYS it is the extension (no Origin of ours) is never sent a
+   * command — it would read what the agent types and could forge the answers (issue #18).
    */
-  commandTarget(): number | null {
+  commandRoute(): { producer: ProducerInfo } | { refused: 'no_extension' | 'extension_unverified' } {
     let best: Conn | null = null;
-    for (const c of this.conns) if (c.state === 'ready' && c.producer?.client === 'extension' && (!best || c.id > best.id)) best = c;
-    return best ? best.id : null;
+    let unverified = false;
+    for (const c of this.conns) {
+      if (c.state !== 'ready' || c.producer?.client !== 'extension') continue;
+      if (!c.authenticated) unverified = true;
+      else if (!best || c.id > best.id) best = c;
+    }
+    if (best) return { producer: best.producer! };
+    return { refused: unverified ? 'extension_unverified' : 'no_extension' };
+  }
+
+  /** The connection id commands would go to, or null. */
+  commandTarget(): number | null {
+    const r = this.commandRoute();
+    return 'producer' in r ? r.producer.id : null;
   }
 
   /** Sends one frame on connection `connId`; false when it is gone. */
@@ -118,10 +156,13 @@ export class WsEdge {
   attach(app: TemplatedApp): void {
     const limits = this.o.config.limits;
     app.ws<ConnData>('/ws', {
-      // uWS drops a connection whose frame passes this without a close code (1006), so its cap
-      // sits well above max_frame and we close with 1009 ourselves; only a frame beyond the
-      // hard cap is cut off by uWS.
-      maxPayloadLength: Math.max(16 * 1024 * 1024, limits.max_frame * 2),
+      // uWS checks a frame's ANNOUNCED length against this when the header arrives, and otherwise
+      // reserves the whole announced length up front (60 sockets announcing 15 MiB held 901 MB,
+      // issue #18). So the cap is max_frame itself. The price: uWS refuses by closing the TCP
+      // socket without a close frame (the client sees 1006; we count frame_too_large from the
+      // reason uWS hands our close handler). welcome announces max_frame, so only a producer
+      // that ignores it meets this.
+      maxPayloadLength: limits.max_frame,
       maxBackpressure: limits.ws_max_backpressure,
       closeOnBackpressureLimit: 0,
       idleTimeout: limits.idle_timeout_s,
@@ -129,9 +170,36 @@ export class WsEdge {
       upgrade: (res, req, ctx) => this.upgrade(res, req, ctx),
       open: (ws) => this.open(ws),
       message: (ws, msg, isBinary) => this.message(ws, msg, isBinary),
+      ping: (ws) => this.frameDone(ws.getUserData().conn, Date.now()),
+      pong: (ws) => this.frameDone(ws.getUserData().conn, Date.now()),
       drain: (ws) => this.drain(ws.getUserData().conn),
-      close: (ws, code) => this.closed(ws.getUserData().conn, code),
+      close: (ws, code, message) => this.closed(ws.getUserData().conn, code, message),
     });
+    const deadline = limits.frame_deadline_ms;
+    this.deadlineTimer = setInterval(() => this.sweepDeadlines(Date.now(), deadline), Math.min(1000, Math.ceil(deadline / 4)));
+    this.deadlineTimer.unref();
+  }
+
+  /**
+   * The frame deadline. uWS resets its idle timer on every byte received, so a frame trickled a
+   * few bytes at a time never idles out while its buffer (up to max_frame) is held. A connection
+   * must complete a frame within `frame_deadline_ms`; a quiet one is pinged at half of it, and a
+   * healthy client's pong is a complete frame. A client in the middle of a frame cannot answer.
+   */
+  private sweepDeadlines(now: number, deadline: number): void {
+    for (const c of this.conns) {
+      const quiet = now - c.lastFrameAt;
+      if (quiet > deadline) this.closeWith(c, 'frame_timeout', `no complete frame for ${quiet} ms (frame_deadline_ms ${deadline})`);
+      else if (quiet > deadline / 2 && !c.pinged && c.ws && c.state !== 'closed') {
+        c.pinged = true;
+        c.ws.ping();
+      }
+    }
+  }
+
+  private frameDone(conn: Conn, now: number): void {
+    conn.lastFrameAt = now;
+    conn.pinged = false;
   }
 
   stopAccepting(): void {
@@ -145,6 +213,7 @@ export class WsEdge {
 
   /** Sends what is owed and closes every socket with `code` (1001 on shutdown). */
   closeAll(code: ErrorCode): void {
+    clearInterval(this.deadlineTimer);
     for (const c of [...this.conns]) {
       this.flushAck(c);
       this.closeWith(c, code);
@@ -158,9 +227,16 @@ export class WsEdge {
     const key = req.getHeader('sec-websocket-key');
     const protocol = req.getHeader('sec-websocket-protocol');
     const extensions = req.getHeader('sec-websocket-extensions');
-    const refused = this.o.guard.check(host, origin);
-    const full = this.conns.size >= this.o.config.limits.max_connections;
-    const code: ErrorCode | null = refused ?? (!this.accepting ? 'shutting_down' : full ? 'too_many_connections' : null);
+    const guard = this.o.guard;
+    let code: ErrorCode | null = guard.check(host, origin) ?? (!this.accepting ? 'shutting_down' : null);
+    const peer = Buffer.from(res.getRemoteAddressAsText()).toString();
+    const trust = guard.trust(origin);
+    if (!code) {
+      const limits = this.o.config.limits;
+      const decision = admit([...this.conns], { peer, trust }, limits);
+      if (!decision.admit) code = 'too_many_connections';
+      else for (const c of decision.shed) this.closeWith(c, 'connection_shed', `the oldest unauthenticated connection makes room (max_connections ${limits.max_connections}, max_unauthenticated ${limits.max_unauthenticated}, per peer ${limits.max_unauthenticated_per_peer})`);
+    }
     if (code) {
       this.o.stats.bump(this.o.stats.refused, code);
       res.cork(() => {
@@ -168,13 +244,14 @@ export class WsEdge {
       });
       return;
     }
-    const conn = new Conn(this.nextConnId++, null);
+    const conn = new Conn(this.nextConnId++, null, peer, trust);
     res.upgrade<ConnData>({ conn }, key, protocol, extensions, ctx as never);
   }
 
   private open(ws: WebSocket<ConnData>): void {
     const conn = ws.getUserData().conn;
     conn.ws = ws;
+    conn.lastFrameAt = Date.now();
     this.conns.add(conn);
     this.o.stats.connectionsOpen++;
     this.o.stats.connectionsTotal++;
@@ -187,6 +264,8 @@ export class WsEdge {
   private message(ws: WebSocket<ConnData>, msg: ArrayBuffer, isBinary: boolean): void {
     const conn = ws.getUserData().conn;
     const stats = this.o.stats;
+    const now = Date.now();
+    this.frameDone(conn, now);
     stats.framesReceived++;
     stats.bytesReceived += msg.byteLength;
     if (conn.state === 'closed') return;
@@ -204,7 +283,7 @@ export class WsEdge {
       this.closeWith(conn, 'input_full');
       return;
     }
-    const frame: QueuedFrame = { conn, slice, recvTime: Date.now(), edgeAt: performance.timeOrigin + performance.now() };
+    const frame: QueuedFrame = { conn, slice, recvTime: now, edgeAt: performance.timeOrigin + performance.now() };
     switch (conn.state) {
       case 'new':
         conn.state = 'awaiting_hello';
@@ -475,7 +554,10 @@ export class WsEdge {
     }
   }
 
-  private closed(conn: Conn, _code: number): void {
+  private closed(conn: Conn, _code: number, message: ArrayBuffer): void {
+    // uWS's own refusal of an announced length over maxPayloadLength comes with no close code;
+    // its reason text is the only sign, and it is only readable inside this callback.
+    if (conn.state !== 'closed' && Buffer.from(message).toString() === UWS_TOO_BIG) this.o.stats.bump(this.o.stats.closes, 'frame_too_large');
     this.markClosed(conn);
   }
 

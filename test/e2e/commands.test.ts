@@ -300,7 +300,7 @@ describe.skipIf(!hasChromium)('commands through MCP, the server and the extensio
     await new Promise((r) => setTimeout(r, 600)); // past the hook's 250 ms scroll throttle, so a misattributed scroll would show
 
     const missing = await call('interact', { action: 'click', selector: '#no-such-button' });
-    expect(missing.text).toBe('command_failed: no element matches "#no-such-button"');
+    expect(missing.text).toMatch(/^command_failed: no element matches "#no-such-button" \(answered by producer #\d+ \(client "extension", version "[^"]+", session "[^"]+"\)\)$/);
 
     // a click that leaves the page still answers
     const link = await call('interact', { action: 'click', selector: '#next-link' });
@@ -354,7 +354,7 @@ describe.skipIf(!hasChromium)('commands through MCP, the server and the extensio
     const t0 = Date.now();
     const r = await call('interact', { action: 'wait_for', selector: '#never', timeout_ms: 300 });
     expect(r.isError).toBe(true);
-    expect(r.text).toBe('command_timeout: no element matched "#never" within 300 ms');
+    expect(r.text).toMatch(/^command_timeout: no element matched "#never" within 300 ms \(answered by producer #\d+ \(client "extension", version "[^"]+", session "[^"]+"\)\)$/);
     expect(Date.now() - t0).toBeLessThan(3000);
     await page.evaluate("setTimeout(() => document.body.insertAdjacentHTML('beforeend', '<p id=late>late</p>'), 200)");
     const late = await call('interact', { action: 'wait_for', selector: '#late', timeout_ms: 3000 });

@@ -7,6 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
+import { EXTENSION_ORIGIN } from '../../src/domain/extension-id.js';
 import { Producer, type ServerFrame } from '../helpers/producer.js';
 import { startTestServer } from '../helpers/server.js';
 import { callTool, connectAgent } from '../helpers/mcp-agent.js';
@@ -20,7 +21,7 @@ const agent = (clientId: string, waitMs = 3000): Promise<Client> => connectAgent
 const call = callTool;
 
 async function extension(): Promise<Producer> {
-  const p = await Producer.connect(server.port);
+  const p = await Producer.connect(server.port, { origin: EXTENSION_ORIGIN });
   await p.hello(`ext-${Math.random().toString(36).slice(2)}`, { client: 'extension' });
   open.push(p);
   return p;

@@ -4,7 +4,7 @@
  * command outlives the wait — a query id to fetch later with observe({what:"command_result"}).
  */
 import type { CommandType } from '../../domain/commands.js';
-import type { Outcome, Query } from '../../clients/commands.js';
+import { answeredBy, type Outcome, type Query } from '../../clients/commands.js';
 import { formatResult } from '../render/command-format.js';
 import { gasolineError } from '../../errors.js';
 import type { ToolContext, ToolResult } from './context.js';
@@ -37,7 +37,9 @@ function stillRunning(q: Query): string {
   return `${q.type} still running after ${Math.round((Date.now() - q.startedAt) / 100) / 10}s; query_id=${q.id}\nfetch it: observe({what:"command_result", query_id:"${q.id}"})`;
 }
 
+/** Every answer names the producer that gave it (or was sent the command), so a forged one can be traced. */
 function answer(ctx: ToolContext, q: Query, o: Outcome): ToolResult {
-  if (!o.ok) throw gasolineError(o.code, o.message);
-  return ctx.text(formatResult(q.type, o.result));
+  const by = answeredBy(q.producer, q.answered);
+  if (!o.ok) throw gasolineError(o.code, `${o.message} (${by})`);
+  return ctx.text(`${formatResult(q.type, o.result)}\n${by}`);
 }
