@@ -41,23 +41,24 @@ export async function run(config: Readonly<Config>): Promise<void> {
     log.error('ingest server not started', { reason: e.message });
   }
   const closeApp = (): Promise<void> => app?.close() ?? Promise.resolve();
-  if (config.mode === 'server') {
-    lifecycle.onShutdown(closeApp);
-    return;
-  }
+  // Registered before anything else is awaited: a SIGTERM that lands while the MCP side is still
+  // loading must still close the producers' sockets with 1001 (it found no steps and exited,
+  // and producers saw 1006). Order: stop answering the agent, then intake, then the workers.
+  let mcp: { close(): Promise<void> } | undefined;
+  lifecycle.onShutdown(() => mcp?.close());
+  lifecycle.onShutdown(closeApp);
+  if (config.mode === 'server') return;
 
   // agents will read: start the scan worker now, so the first observe does not wait for a thread
   // to boot (a --server process serves no agent and never starts it)
   app?.scans.prime();
   const { startMcpStdio } = await import('./mcp/index.js');
-  const mcp = await startMcpStdio({
+  if (lifecycle.stopping) return;
+  mcp = await startMcpStdio({
     config,
     port,
     stdin: process.stdin,
     stdout: process.stdout,
     onClose: (reason: string) => void lifecycle.shutdown(reason, 0),
   });
-  // Shutdown order: stop answering the agent, then stop intake and the workers.
-  lifecycle.onShutdown(() => mcp.close());
-  lifecycle.onShutdown(closeApp);
 }
