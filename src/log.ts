@@ -19,7 +19,8 @@ export function setLogLevel(level: LogLevel): void {
 }
 
 export function setLogFile(path: string | undefined): void {
-  sink = path ? (line) => appendFileSync(path, line) : (line) => process.stderr.write(line);
+  // a log file is ours alone like the state dir (#18 item 6); the mode applies when it is created
+  sink = path ? (line) => appendFileSync(path, line, { mode: 0o600 }) : (line) => process.stderr.write(line);
 }
 
 export function setLogScrubber(fn: (s: string) => string): void {

@@ -13,6 +13,7 @@ import { offlinePort } from './app-port.js';
 import { EXIT } from './exit-codes.js';
 import type { McpPort } from './mcp/port.js';
 import { PortInUseError } from './transport/edge.js';
+import { DIR_MODE, secureStateDir } from './state-dir.js';
 import { VERSION } from './version.js';
 
 export async function run(config: Readonly<Config>): Promise<void> {
@@ -20,10 +21,14 @@ export async function run(config: Readonly<Config>): Promise<void> {
   setLogScrubber((line) => scrub.redactText(line));
   const lifecycle = createLifecycle({ deadlineMs: config.pool.shutdown_drain_ms + 3000 });
   try {
-    mkdirSync(config.state_dir, { recursive: true });
+    mkdirSync(config.state_dir, { recursive: true, mode: DIR_MODE });
   } catch (e) {
     log.warn('state directory is not writable; continuing without it', { state_dir: config.state_dir, error: String(e) });
   }
+  // before anything listens: a state dir others may read is repaired, or the process refuses
+  // (StateDirError → exit 4, src/cli.ts)
+  const fixed = secureStateDir(config.state_dir);
+  if (fixed.length) log.warn('state directory modes were not ours alone; set to 0700 (files 0600)', { state_dir: config.state_dir, fixed: fixed.length, first: fixed.slice(0, 5) });
   let app: App | null = null;
   let port: McpPort;
   try {
