@@ -14,6 +14,9 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/net.js';
 import { batch, logRecord, Producer } from '../helpers/producer.js';
+import { callTool, connectAgent } from '../helpers/mcp-agent.js';
+import { startTestServer } from '../helpers/server.js';
+import type { App } from '../../src/app.js';
 
 const BIN = fileURLToPath(new URL('../../bin/gasoline', import.meta.url));
 const MiB = 1024 * 1024;
@@ -183,5 +186,47 @@ describe('raw stdin', () => {
     await p.closed();
     expect(p.closeCode).toBe(1001);
     expect(await exited).toBe(0);
+  }, 30_000);
+});
+
+describe('user-named rules in counters', () => {
+  let server: App | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  it('redaction rules named "constructor" and "__proto__" are counted in health like any other', async () => {
+    server = await startTestServer();
+    const stateDir = mkdtempSync(join(tmpdir(), 'gasoline-robust-'));
+    const c = await connectAgent(server, stateDir, 'proto-rules');
+    try {
+      // a plainly named rule beside them shows the counts do arrive
+      for (const [name, prefix] of [['constructor', 'ctor'], ['__proto__', 'proto'], ['plain_rule', 'plain']]) {
+        const r = await callTool(c, 'configure', { action: 'redaction', redaction_action: 'add', name, pattern: `${prefix}-[0-9]{4}` });
+        expect(r.isError).toBe(false);
+      }
+      const p = await Producer.connect(server.port);
+      await p.hello('proto-rules');
+      p.send(batch(0, { logs: [logRecord(1, { message: 'ids ctor-1234 and proto-5678 and plain-9012' })] }));
+      await p.ackFor(0);
+      p.close();
+      const t0 = Date.now();
+      let redacted: Record<string, unknown> = {};
+      // the worker reports its counts with its next task; health adds them up
+      while (Date.now() - t0 < 5000) {
+        // the first block is the answer; alerts may ride along in further blocks
+        const h = JSON.parse(text(await c.callTool({ name: 'configure', arguments: { action: 'health' } })).split('\n')[0]!) as { redaction: { redacted: Record<string, unknown> } };
+        redacted = h.redaction.redacted;
+        if (Object.hasOwn(redacted, 'plain_rule')) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(redacted.plain_rule).toBe(1);
+      expect(Object.hasOwn(redacted, 'constructor') ? redacted.constructor : undefined).toBe(1);
+      expect(Object.hasOwn(redacted, '__proto__') ? redacted['__proto__'] : undefined).toBe(1);
+    } finally {
+      await c.close();
+      rmSync(stateDir, { recursive: true, force: true });
+    }
   }, 30_000);
 });
