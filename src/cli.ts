@@ -1,11 +1,13 @@
 /**
  * Command line: flags → config (one schema, src/config.ts) → run. Exit codes:
- * 0 clean, 1 fatal, 2 invalid configuration or usage, 3 port taken (--server).
+ * 0 clean, 1 fatal, 2 invalid configuration or usage, 3 port taken (--server), 4 state directory
+ * owned by another user or not repairable to 0700.
  */
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { log, setLogLevel } from './log.js';
 import { EXIT } from './exit-codes.js';
+import { StateDirError } from './state-dir.js';
 import { VERSION } from './version.js';
 
 export const HELP = `gasoline ${VERSION} — lets AI coding agents see your real browser
@@ -28,7 +30,8 @@ Options (each also settable by environment variable):
   -v, --version            the version
 
 Logs go to stderr; stdout carries only MCP JSON-RPC.
-Exit codes: 0 ok, 1 fatal, 2 invalid configuration, 3 port in use (--server).
+Exit codes: 0 ok, 1 fatal, 2 invalid configuration, 3 port in use (--server),
+4 state directory not ours (another user owns it, or its modes cannot be set to 0700/0600).
 `;
 
 export interface ParsedCli {
@@ -111,6 +114,10 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   try {
     await run(parsed.config);
   } catch (e) {
+    if (e instanceof StateDirError) {
+      process.stderr.write(`gasoline: ${e.message}\n`);
+      process.exit(EXIT.stateDir);
+    }
     log.error('fatal', { error: String(e) });
     process.exit(EXIT.fatal);
   }

@@ -13,6 +13,7 @@ import { offlinePort } from './app-port.js';
 import { EXIT } from './exit-codes.js';
 import type { McpPort } from './mcp/port.js';
 import { PortInUseError } from './transport/edge.js';
+import { DIR_MODE, secureStateDir } from './state-dir.js';
 import { VERSION } from './version.js';
 
 export async function run(config: Readonly<Config>): Promise<void> {
@@ -20,10 +21,14 @@ export async function run(config: Readonly<Config>): Promise<void> {
   setLogScrubber((line) => scrub.redactText(line));
   const lifecycle = createLifecycle({ deadlineMs: config.pool.shutdown_drain_ms + 3000 });
   try {
-    mkdirSync(config.state_dir, { recursive: true });
+    mkdirSync(config.state_dir, { recursive: true, mode: DIR_MODE });
   } catch (e) {
     log.warn('state directory is not writable; continuing without it', { state_dir: config.state_dir, error: String(e) });
   }
+  // before anything listens: a state dir others may read is repaired, or the process refuses
+  // (StateDirError → exit 4, src/cli.ts)
+  const fixed = secureStateDir(config.state_dir);
+  if (fixed.length) log.warn('state directory modes were not ours alone; set to 0700 (files 0600)', { state_dir: config.state_dir, fixed: fixed.length, first: fixed.slice(0, 5) });
   let app: App | null = null;
   let port: McpPort;
   try {
@@ -41,23 +46,24 @@ export async function run(config: Readonly<Config>): Promise<void> {
     log.error('ingest server not started', { reason: e.message });
   }
   const closeApp = (): Promise<void> => app?.close() ?? Promise.resolve();
-  if (config.mode === 'server') {
-    lifecycle.onShutdown(closeApp);
-    return;
-  }
+  // Registered before anything else is awaited: a SIGTERM that lands while the MCP side is still
+  // loading must still close the producers' sockets with 1001 (it found no steps and exited,
+  // and producers saw 1006). Order: stop answering the agent, then intake, then the workers.
+  let mcp: { close(): Promise<void> } | undefined;
+  lifecycle.onShutdown(() => mcp?.close());
+  lifecycle.onShutdown(closeApp);
+  if (config.mode === 'server') return;
 
   // agents will read: start the scan worker now, so the first observe does not wait for a thread
   // to boot (a --server process serves no agent and never starts it)
   app?.scans.prime();
   const { startMcpStdio } = await import('./mcp/index.js');
-  const mcp = await startMcpStdio({
+  if (lifecycle.stopping) return;
+  mcp = await startMcpStdio({
     config,
     port,
     stdin: process.stdin,
     stdout: process.stdout,
     onClose: (reason: string) => void lifecycle.shutdown(reason, 0),
   });
-  // Shutdown order: stop answering the agent, then stop intake and the workers.
-  lifecycle.onShutdown(() => mcp.close());
-  lifecycle.onShutdown(closeApp);
 }

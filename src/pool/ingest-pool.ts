@@ -44,7 +44,8 @@ export class IngestPool implements TaskRunner {
   private closed = false;
   crashes = 0;
   /** secrets redacted per class by all workers (counts, never values) */
-  readonly redacted: Record<string, number> = {};
+  // keyed by rule names the user chooses ("constructor", "__proto__"): no prototype to collide with
+  readonly redacted: Record<string, number> = Object.create(null) as Record<string, number>;
   redactionFailed = 0;
   /** alerts the workers raised but could not publish: a drop /health must show */
   alertsUnpublished = 0;

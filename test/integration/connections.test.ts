@@ -13,7 +13,7 @@ import { callTool, connectAgent } from '../helpers/mcp-agent.js';
 import { Producer, type ServerFrame } from '../helpers/producer.js';
 import { RawWs } from '../helpers/raw-ws.js';
 import { startTestServer } from '../helpers/server.js';
-import { waitFor } from '../e2e/helpers/sink.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const stateDir = mkdtempSync('/tmp/gasoline-conns-');
 const DOM = { url: 'http://127.0.0.1:3000/', title: 'App', match_count: 1, matches: [{ tag: 'button', id: 'save', text: 'Save', bbox: { x: 1, y: 2, width: 30, height: 10 }, visible: true }] };
@@ -204,7 +204,9 @@ describe('commands go only to our extension (#18 item 8)', () => {
       expect(r.isError).toBe(true);
       expect(r.text).toMatch(/^extension_unverified: /);
     }
-    await new Promise((r) => setTimeout(r, 200));
+    // a pong is sent after any cmd frame the server had sent on this socket: the marker for "none came"
+    impostor.send({ t: 'ping', ts: 1 });
+    await impostor.next((f) => f.t === 'pong');
     expect(cmds(impostor)).toHaveLength(0);
     await agent.close();
   });

@@ -16,7 +16,8 @@ type CountingRedactor = Redactor & { counts(): Record<string, number> };
 export class WorkerRedaction implements RedactionSource {
   private redactor: CountingRedactor;
   private version = 0;
-  private reported: Record<string, number> = {};
+  // keyed by rule names the user chooses ("constructor" is a valid one): no prototype to collide with
+  private reported: Record<string, number> = Object.create(null) as Record<string, number>;
 
   /** Fail closed: a rule set that does not compile throws here and the pool never starts. */
   constructor(
@@ -35,7 +36,7 @@ export class WorkerRedaction implements RedactionSource {
     if (!next || next.version === this.version) return;
     this.redactor = this.compile({ rules: next.rules, allowlist: next.allowlist });
     this.version = next.version;
-    this.reported = {};
+    this.reported = Object.create(null) as Record<string, number>;
   }
 
   /** Redactions per class since the last call; undefined when there were none. */
@@ -44,9 +45,9 @@ export class WorkerRedaction implements RedactionSource {
     let delta: Record<string, number> | undefined;
     for (const [cls, n] of Object.entries(now)) {
       const d = n - (this.reported[cls] ?? 0);
-      if (d > 0) (delta ??= {})[cls] = d;
+      if (d > 0) (delta ??= Object.create(null) as Record<string, number>)[cls] = d;
     }
-    if (delta) this.reported = { ...now };
+    if (delta) this.reported = Object.assign(Object.create(null) as Record<string, number>, now);
     return delta;
   }
 

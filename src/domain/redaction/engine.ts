@@ -178,7 +178,8 @@ export class RedactionEngine {
     // deeper than any real payload: nothing below is looked at, so nothing below is kept
     if (depth > 32) return this.count('depth', '[REDACTED:depth]');
     if (Array.isArray(v)) return v.map((x) => this.redactValue(x, depth + 1));
-    const out: Record<string, unknown> = {};
+    // a "__proto__" key (JSON.parse makes it an own property) must stay a key, not become the prototype
+    const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
     for (const [k, x] of Object.entries(v)) {
       // {password: "…"} as an object (console args, parsed bodies): the key says what the value is
       if ((typeof x === 'string' || typeof x === 'number') && isSensitiveKey(k) && isSecretValue(x) && !this.allow.has(String(x))) {

@@ -2,11 +2,12 @@
  * configure: health, clearing (the caller's cursors, or — destructive — the shared buffers),
  * checkpoints, noise rules and a small per-project key/value store.
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { KINDS, KIND_COUNT } from '../../domain/kinds.js';
 import { gasolineError } from '../../errors.js';
+import { makePrivateDir, writePrivateFile } from '../../state-dir.js';
 import { RedactionConfigError } from '../../domain/redaction/index.js';
 import { noIngest, type ToolContext, type ToolResult } from './context.js';
 import { STREAM_EVENTS, type StreamState } from '../../domain/streaming/stream-state.js';
@@ -151,35 +152,46 @@ function storeFile(deps: ConfigureDeps, client: string): string {
   return join(deps.stateDir, 'store', `${client.replace(/[^a-zA-Z0-9_.-]/g, '_')}.json`);
 }
 
-function readStore(file: string): Record<string, string> {
+/**
+ * The user names the keys, so they live in a Map: on a plain object "constructor" or "toString"
+ * is found on the prototype and "__proto__" replaces it (#18 item 7).
+ */
+function readStore(file: string): Map<string, string> {
+  const data = new Map<string, string>();
+  let parsed: unknown;
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
   } catch {
-    return {};
+    return data;
   }
+  // JSON.parse makes "__proto__" an own property, so Object.entries sees every key the file holds
+  if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) for (const [k, v] of Object.entries(parsed)) if (typeof v === 'string') data.set(k, v);
+  return data;
 }
 
 function store(ctx: ToolContext, deps: ConfigureDeps, a: Args): ToolResult {
   const file = storeFile(deps, ctx.client.id);
   const data = readStore(file);
   const act = a.store_action ?? 'list';
-  if (act === 'list') return ctx.text(Object.keys(data).length ? `store keys: ${Object.keys(data).join(', ')}` : 'store is empty');
+  if (act === 'list') return ctx.text(data.size ? `store keys: ${[...data.keys()].join(', ')}` : 'store is empty');
   if (!a.key) throw gasolineError('invalid_argument', `store_action:"${act}" needs key`);
   if (act === 'get') {
-    if (!(a.key in data)) throw gasolineError('unknown_name', `no key "${a.key}" (store_action:"list" shows keys)`);
-    return ctx.text(data[a.key]!);
+    const v = data.get(a.key);
+    if (v === undefined) throw gasolineError('unknown_name', `no key "${a.key}" (store_action:"list" shows keys)`);
+    return ctx.text(v);
   }
-  if (act === 'delete') delete data[a.key];
+  if (act === 'delete') data.delete(a.key);
   else {
     if (a.value === undefined) throw gasolineError('invalid_argument', 'store_action:"set" needs value');
-    if (!(a.key in data) && Object.keys(data).length >= MAX_STORE_KEYS) throw gasolineError('limit_reached', `store holds at most ${MAX_STORE_KEYS} keys; delete one first`);
+    if (!data.has(a.key) && data.size >= MAX_STORE_KEYS) throw gasolineError('limit_reached', `store holds at most ${MAX_STORE_KEYS} keys; delete one first`);
     // a file we write is egress too: a secret pasted into a note is not kept
-    data[a.key] = ctx.redact(a.value);
+    data.set(a.key, ctx.redact(a.value));
   }
   try {
-    mkdirSync(join(deps.stateDir, 'store'), { recursive: true });
-    writeFileSync(`${file}.tmp`, JSON.stringify(data));
-    renameSync(`${file}.tmp`, file);
+    // only our user may read what agents store (#18 item 6)
+    makePrivateDir(join(deps.stateDir, 'store'));
+    // Object.fromEntries defines own properties: a "__proto__" key is written as a key
+    writePrivateFile(file, JSON.stringify(Object.fromEntries(data)));
   } catch (e) {
     throw gasolineError('internal', `could not write the store under ${deps.stateDir}: ${(e as Error).message}`);
   }
