@@ -49,22 +49,20 @@ export function userRule(r: { name: string; pattern: string; replacement?: strin
 
 /**
  * The batch trigger for user rules (the engine's `triggered`): marks each record of the joined
- * text in which some rule matches, jumping to the next unmarked record after a hit, as the
- * built-in trigger does.
+ * text in which some rule matches. One linear test per record and rule, not a search from record
+ * to record: a search can read to the end of the batch before it settles, and a batch of many
+ * records would then cost records × text (see UserPattern.spans).
  */
 export function markUserRules(text: string, starts: ArrayLike<number>, hit: Uint8Array, patterns: readonly UserPattern[]): void {
   const n = starts.length;
-  for (const p of patterns) {
-    let r = 0;
-    let from = 0;
-    for (;;) {
-      const at = p.searchFrom(text, from);
-      if (at < 0) break;
-      while (r + 1 < n && starts[r + 1]! <= at) r++;
-      hit[r] = 1;
-      while (r + 1 < n && hit[r + 1] === 1) r++;
-      if (r + 1 >= n) break;
-      from = starts[r + 1]!;
+  for (let i = 0; i < n; i++) {
+    if (hit[i] === 1) continue;
+    const rec = text.slice(starts[i]!, i + 1 < n ? starts[i + 1]! - 1 : text.length);
+    for (const p of patterns) {
+      if (p.test(rec)) {
+        hit[i] = 1;
+        break;
+      }
     }
   }
 }
