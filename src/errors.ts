@@ -46,6 +46,7 @@ export const ERRORS = {
   body_too_large: { http: 413, wsClose: 0, summary: 'request body larger than the limit' },
   bad_json: { http: 400, wsClose: 0, summary: 'request body is not valid JSON' },
   invalid_argument: { http: 400, wsClose: 0, summary: 'a tool argument is missing, out of range or malformed (e.g. streaming throttle_seconds)' },
+  pattern_refused: { http: 400, wsClose: 0, summary: 'a user pattern (noise or redaction rule) is not RE2 syntax (backreferences, lookaround), is too large, or (redaction) matches the empty string' },
   bad_content_type: { http: 415, wsClose: 0, summary: 'content type must be application/json' },
   invalid_body: { http: 400, wsClose: 0, summary: 'request body does not match the route schema' },
   // --- capacity

@@ -5,8 +5,7 @@
 import { createHash } from 'node:crypto';
 import { KIND_COUNT } from '../domain/kinds.js';
 import { gasolineError } from '../errors.js';
-import { unsafeUserPattern } from '../domain/redaction/safe-regex.js';
-import { noiseField, type NoiseField } from '../query/index.js';
+import { BUILTIN_NOISE, compileNoise, noiseField, type NoiseField, type NoiseTest } from '../query/index.js';
 
 export interface Checkpoint {
   name: string;
@@ -19,20 +18,13 @@ export interface NoiseRule {
   id: string;
   field: NoiseField;
   pattern: string;
-  re: RegExp;
+  re: NoiseTest;
   builtin: boolean;
   hits: number;
 }
 
 const MAX_CHECKPOINTS = 50;
 const MAX_NOISE_RULES = 100;
-
-const BUILTIN_NOISE: Array<[NoiseRule['field'], string]> = [
-  ['url', 'favicon\\.ico'],
-  ['message', '^\\[(?:vite|HMR|webpack|WDS)\\]'],
-  ['message', 'Download the React DevTools'],
-  ['message', 'DevTools failed to load source map'],
-];
 
 export class ClientState {
   readonly cursors: number[] = new Array<number>(KIND_COUNT).fill(0);
@@ -48,9 +40,9 @@ export class ClientState {
 
   addNoise(field: NoiseRule['field'], pattern: string, builtin = false): NoiseRule {
     if (this.noise.length >= MAX_NOISE_RULES) throw gasolineError('limit_reached', `at most ${MAX_NOISE_RULES} noise rules; remove one first`);
-    const problem = unsafePattern(pattern);
-    if (problem) throw gasolineError('invalid_argument', `pattern refused: ${problem}`);
-    const rule: NoiseRule = { id: `n${this.nextRule++}`, field, pattern, re: new RegExp(pattern, 'i'), builtin, hits: 0 };
+    // throws pattern_refused: what the linear-time engine cannot run, or too long
+    const re = compileNoise(pattern);
+    const rule: NoiseRule = { id: `n${this.nextRule++}`, field, pattern, re, builtin, hits: 0 };
     this.noise.push(rule);
     return rule;
   }
@@ -80,11 +72,6 @@ export class ClientState {
     this.checkpoints.set(name, cp);
     return cp;
   }
-}
-
-/** Noise patterns run on page content on the main thread: the redaction room's safety check, shorter. */
-export function unsafePattern(p: string): string | null {
-  return unsafeUserPattern(p, 200);
 }
 
 /** Explicit id, else derived from the working directory, so one project keeps its cursors. */

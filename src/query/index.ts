@@ -11,7 +11,7 @@ export { ERROR_BYTES, isError, isFailing, matcher, prefilter, type FilterArgs } 
 export { bySeverityThenNewest, Folder, MAX_GROUPS, type Group } from './fold.js';
 export { foldKey, severity, type Severity } from './fold-key.js';
 export { MAX_GROUPS_LIMIT, MAX_WALL_MS, runFoldQuery, type FoldAnswer, type FoldQuery, type KindResult } from './fold-query.js';
-export { hider, noiseField, type NoiseField, type NoiseSpec } from './noise.js';
+export { BUILTIN_NOISE, compileNoise, hider, noiseField, type NoiseField, type NoiseSpec, type NoiseTest } from './noise.js';
 export { badCursor, decodeCursor, encodeAt, encodeRest, type Cursor } from './cursor.js';
 export { errorKeysBefore, latestCheckpoint, type CheckpointMark } from './checkpoint-keys.js';
 export { loadsSince, PERF_MAX_SCAN, perfByUrl, perfByUrlSliced, type Load, type Timing } from './perf.js';

@@ -4,11 +4,13 @@
  * health, logs). A secret becomes `[REDACTED:<class>]`; the text around it stays.
  */
 import { z } from 'zod';
+import type { ErrorCode } from '../../errors.js';
+import type { UserPattern } from '../patterns/user-pattern.js';
 import type { Kind } from '../kinds.js';
 import { BUILTIN_RULES, isCard, SENSITIVE_HEADER, type Rule } from './rules.js';
-import { unsafeUserPattern } from './safe-regex.js';
+import { markUserRules, userRule, UserRuleError, type UserRule } from './user-rules.js';
 import { isSensitiveKey, isSecretValue } from './keyed.js';
-import { markRegex, markTriggered, mayTrigger } from './trigger.js';
+import { markTriggered, mayTrigger } from './trigger.js';
 
 export const RedactionConfigSchema = z
   .object({
@@ -22,16 +24,19 @@ export type RedactionConfig = z.input<typeof RedactionConfigSchema>;
 
 export class RedactionConfigError extends Error {
   override name = 'RedactionConfigError';
+  /** the stable code a tool answers with (`pattern_refused` for a user pattern) */
+  constructor(
+    message: string,
+    readonly code: ErrorCode = 'invalid_argument',
+  ) {
+    super(message);
+  }
 }
 
 export interface Finding {
   class: string;
   start: number;
   end: number;
-}
-
-interface UserRule extends Rule {
-  replacement?: string | undefined;
 }
 
 const MARK = '[REDACTED:';
@@ -50,27 +55,29 @@ export const TEXT_FIELDS: Record<Kind, readonly string[]> = {
 const ENCODED = /%[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|\\\/|\+/;
 
 export class RedactionEngine {
-  private readonly rules: UserRule[];
+  private readonly rules: Array<Rule | UserRule>;
   private readonly allow: Set<string>;
-  private readonly userTrigger: RegExp | null;
-  private readonly userTriggerAll: RegExp | null;
+  private readonly userPatterns: UserPattern[];
   private readonly tally = new Map<string, number>();
 
   constructor(private readonly config: z.output<typeof RedactionConfigSchema>) {
+    // user patterns run on the linear-time engine (src/domain/patterns/user-pattern.ts), never on V8
     const user: UserRule[] = config.rules.map((r) => {
-      const problem = unsafeUserPattern(r.pattern);
-      if (problem) throw new RedactionConfigError(`redaction rule "${r.name}": ${problem}`);
-      return { name: r.name, re: new RegExp(r.pattern, 'g'), builtin: false, replacement: r.replacement };
+      try {
+        return userRule(r);
+      } catch (e) {
+        if (e instanceof UserRuleError) throw new RedactionConfigError(e.message, e.code);
+        throw e;
+      }
     });
     this.rules = [...user, ...BUILTIN_RULES];
     this.allow = new Set(config.allowlist);
-    this.userTrigger = user.length ? new RegExp(user.map((r) => `(?:${r.re.source})`).join('|')) : null;
-    this.userTriggerAll = this.userTrigger ? new RegExp(this.userTrigger.source, 'g') : null;
+    this.userPatterns = user.map((r) => r.pattern);
   }
 
   /** Could any rule match? A keyword alone ("token expired") triggers, but no rule fires on it. */
   private mayHold(s: string): boolean {
-    if (this.userTrigger?.test(s)) return true;
+    for (const p of this.userPatterns) if (p.test(s)) return true;
     return mayTrigger(s);
   }
 
@@ -101,7 +108,7 @@ export class RedactionEngine {
     }
     const text = parts.join('\n');
     markTriggered(text, starts, hit);
-    if (this.userTriggerAll) markRegex(text, starts, hit, this.userTriggerAll);
+    if (this.userPatterns.length) markUserRules(text, starts, hit, this.userPatterns);
     // decode, then look again: only for records that hold an escape at all
     if (text.indexOf('%') >= 0 || text.indexOf('\\') >= 0) {
       for (let i = 0; i < n; i++) {
@@ -125,7 +132,7 @@ export class RedactionEngine {
   }
 
   listRules(): Array<{ name: string; pattern: string; builtin: boolean }> {
-    return this.rules.map((r) => ({ name: r.name, pattern: r.re.source, builtin: r.builtin }));
+    return this.rules.map((r) => ({ name: r.name, pattern: 'source' in r ? r.source : r.re.source, builtin: r.builtin }));
   }
 
   /** A new engine with one more user rule; throws RedactionConfigError and leaves this one as it was. */
@@ -237,14 +244,14 @@ export class RedactionEngine {
     return v;
   }
 
-  private applySpans(s: string, spans: Array<{ start: number; end: number; cls: string }>, findings: Finding[] | null, tally: boolean): string {
+  private applySpans(s: string, spans: Array<{ start: number; end: number; cls: string }>, findings: Finding[] | null, tally: boolean, replacement?: string): string {
     if (spans.length === 0) return s;
     let out = '';
     let at = 0;
     for (const sp of spans) {
       const secret = s.slice(sp.start, sp.end);
       if (secret.includes(MARK) || this.allow.has(secret)) continue;
-      const label = `[REDACTED:${sp.cls}]`;
+      const label = replacement ?? `[REDACTED:${sp.cls}]`;
       out += s.slice(at, sp.start);
       findings?.push({ class: sp.cls, start: sp.start, end: sp.end });
       if (tally) this.tally.set(sp.cls, (this.tally.get(sp.cls) ?? 0) + 1);
@@ -259,7 +266,7 @@ export class RedactionEngine {
     let out = s;
     for (const rule of this.rules) {
       if (rule.scan) {
-        out = this.applySpans(out, rule.scan(out), findings, tally);
+        out = this.applySpans(out, rule.scan(out), findings, tally, (rule as UserRule).replacement);
         continue;
       }
       rule.re.lastIndex = 0;

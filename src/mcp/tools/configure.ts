@@ -97,7 +97,7 @@ function redaction(ctx: ToolContext, a: Args): ToolResult {
       live.add({ name: a.name, pattern: a.pattern, replacement: a.replacement });
     }
   } catch (e) {
-    if (e instanceof RedactionConfigError) throw gasolineError('invalid_argument', `${e.message}; the active rules are unchanged`);
+    if (e instanceof RedactionConfigError) throw gasolineError(e.code, `${e.message}; the active rules are unchanged`);
     throw e;
   }
   return ctx.text(`${act === 'add' ? 'added' : 'removed'} redaction rule "${a.name}": it applies to everything ingested from now on and to every answer`);
@@ -143,7 +143,7 @@ function noise(ctx: ToolContext, a: Args): ToolResult {
     return ctx.text(`removed noise rule ${a.id}`);
   }
   if (!a.pattern || !a.field) throw gasolineError('invalid_argument', 'noise_action:"add" needs field (message|source|url) and pattern (regex)');
-  // throws invalid_argument (unsafe pattern) or limit_reached
+  // throws pattern_refused (not RE2, too large) or limit_reached
   const r = ctx.client.addNoise(a.field, a.pattern);
   return ctx.text(`added noise rule ${r.id}: ${r.field} /${r.pattern}/i`);
 }
