@@ -15,35 +15,48 @@ const MAX_LABEL = 40;
 const MAX_JOIN = 1024;
 const MARK = '[REDACTED:';
 
-/** `"password:"`, `"api key ="`, `"pass"`, `"Your token is"`: an argument that names the next one. */
+/**
+ * `"password:"`, `"api key ="`, `"pass"`, `"Your token is"`: an argument that names the next one.
+ * Without a ':' or '=' only one or two words count (`"pass"`, `"auth token"`), so a sentence that
+ * happens to end in "token" does not make the number after it a secret.
+ */
 export function isLabel(s: string): boolean {
   if (s.length === 0 || s.length > MAX_LABEL || !LABEL_HINT.test(s)) return false;
-  const t = s
-    .trim()
-    .replace(/\s*(?:[:=]|->|=>)\s*$/, '')
-    .replace(/\s+(?:is|was|are)$/i, '');
+  let t = s.trim();
+  const sep = /\s*(?:[:=]|->|=>)$/.exec(t) ?? /\s+(?:is|was|are)$/i.exec(t);
+  if (sep) t = t.slice(0, sep.index);
   if (t.length === 0) return false;
   const words = t.split(/\s+/);
+  if (words.length > (sep ? 4 : 2)) return false;
   const last = words[words.length - 1]!;
+  const lower = last.toLowerCase();
+  // "api key", "session id": the last word says what, the one before says whose
+  if ((lower === 'key' || lower === 'id') && words.length > 1) return isSensitiveKey(`${words[words.length - 2]} ${last}`);
   // a key alone is a label here: `console.log("key:", k)` names what follows, unlike `key: 3` in prose
-  return LABEL_WORDS.has(last.toLowerCase()) || isSensitiveKey(last) || (words.length > 1 && isSensitiveKey(words.slice(-2).join(' ')));
+  return LABEL_WORDS.has(lower) || isSensitiveKey(last);
 }
 
-/** Could the list hold a secret that no single argument shows? (the pre-filter's superset) */
-export function argsMayHold(args: readonly unknown[], mayHold: (s: string) => boolean): boolean {
-  if (args.length < 2) return false;
+/** Is some argument (not the last) a label? Then the next one is a secret. */
+export function hasLabel(args: readonly unknown[]): boolean {
+  for (let i = 0; i + 1 < args.length; i++) {
+    const a = args[i];
+    if (typeof a === 'string' && isLabel(a)) return true;
+  }
+  return false;
+}
+
+/** The short string arguments glued together, where a rule could see a secret split between two; null if fewer than two. */
+export function joinedArgs(args: readonly unknown[]): string | null {
+  if (args.length < 2) return null;
   let joined = '';
   let strings = 0;
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    if (typeof a !== 'string') continue;
-    if (i + 1 < args.length && isLabel(a)) return true;
-    if (a.length <= MAX_JOIN) {
+  for (const a of args) {
+    if (typeof a === 'string' && a.length <= MAX_JOIN) {
       joined += a;
       strings++;
     }
   }
-  return strings >= 2 && mayHold(joined);
+  return strings >= 2 ? joined : null;
 }
 
 export interface ArgSecret {

@@ -9,7 +9,7 @@ import { BUILTIN_RULES, isCard, SENSITIVE_HEADER, type Rule } from './rules.js';
 import { unsafeUserPattern } from './safe-regex.js';
 import { isSensitiveKey, isSecretValue } from './keyed.js';
 import { redactCookie, redactSetCookie } from './cookies.js';
-import { argsMayHold, redactArgs, scrubMessage } from './args.js';
+import { hasLabel, joinedArgs, redactArgs, scrubMessage } from './args.js';
 import { decodeRun, eachRun, isUserPassword } from './base64.js';
 import { markRegex, markTriggered, mayTrigger } from './trigger.js';
 
@@ -80,7 +80,7 @@ export class RedactionEngine {
   /** Does the text hold a base64 run whose decoding holds a secret? */
   private encodedSecret(s: string, from = 0, to = s.length): boolean {
     let found = false;
-    eachRun(s, (a, b) => (found = this.decodedHolds(s.slice(a, b))), from, to);
+    eachRun(s, (a, b, capped) => (found = capped || this.decodedHolds(s.slice(a, b))), from, to);
     return found;
   }
 
@@ -108,7 +108,13 @@ export class RedactionEngine {
       const rec = recs[i]!;
       let keyed = false;
       for (const k of fields) keyed = collect(rec[k], parts, 0) || keyed;
-      if (keyed || (Array.isArray(rec.args) && argsMayHold(rec.args, (t) => this.mayHold(t)))) hit[i] = 1;
+      if (keyed) hit[i] = 1;
+      // the argument list glued together goes through the same one scan: a token split in two
+      if (Array.isArray(rec.args)) {
+        if (hasLabel(rec.args)) hit[i] = 1;
+        const glued = joinedArgs(rec.args);
+        if (glued !== null) parts.push(glued);
+      }
       for (let p = from; p < parts.length; p++) at += parts[p]!.length + 1;
       if (parts.length === from) {
         parts.push('');
@@ -220,7 +226,7 @@ export class RedactionEngine {
     const joined = parts.join('\n');
     // indexOf is memchr-fast; the decoded second look is only for text that has an escape at all
     const args = Array.isArray(rec.args) ? (rec.args as unknown[]) : null;
-    if (!keyed && !this.mayHold(joined) && !(args && argsMayHold(args, (t) => this.mayHold(t))) && !this.encodedSecret(joined) && !((joined.indexOf('%') >= 0 || joined.indexOf('\\') >= 0) && ENCODED.test(joined) && this.mayHoldDecoded(joined))) return rec;
+    if (!keyed && !this.mayHold(joined) && !(args && (hasLabel(args) || this.mayHold(joinedArgs(args) ?? ''))) && !this.encodedSecret(joined) && !((joined.indexOf('%') >= 0 || joined.indexOf('\\') >= 0) && ENCODED.test(joined) && this.mayHoldDecoded(joined))) return rec;
     for (const k of TEXT_FIELDS[kind]) {
       const v = rec[k];
       if (v === undefined) continue;
@@ -284,8 +290,8 @@ export class RedactionEngine {
     const out = this.applyRules(s, findings, tally);
     let at = 0;
     let res = '';
-    eachRun(out, (a, b) => {
-      if (!this.decodedHolds(out.slice(a, b))) return false;
+    eachRun(out, (a, b, capped) => {
+      if (!capped && !this.decodedHolds(out.slice(a, b))) return false;
       findings?.push({ class: 'base64_secret', start: a, end: b });
       if (tally) this.tally.set('base64_secret', (this.tally.get('base64_secret') ?? 0) + 1);
       res += `${out.slice(at, a)}[REDACTED:base64_secret]`;
