@@ -95,7 +95,7 @@ export async function startApp(o: AppOptions): Promise<App> {
     },
     onProducerChange: (event, p) => {
       if (event === 'disconnected') router.onDisconnect(p.id);
-      if (p.client === 'extension') alerts.publish({ alert: thresholds.extension(event, p.session, p.version), edgeTime: 0 });
+      if (p.client === 'extension') alerts.publish({ alert: thresholds.extension(event, p.session, p.version, (s) => pool.redaction.engine.redactText(s)), edgeTime: 0 });
       o.onProducerChange?.(event, p);
     },
   });

@@ -57,7 +57,13 @@ export class ThresholdTracker {
     return out;
   }
 
-  extension(event: 'connected' | 'disconnected', session: string, version: string): Alert {
+  /**
+   * `session` and `version` come from whoever said hello. They are redacted whole and only then
+   * cut: a token cut first keeps a prefix too short for its rule to recognise (#18 item 3).
+   */
+  extension(event: 'connected' | 'disconnected', rawSession: string, rawVersion: string, redact: (s: string) => string): Alert {
+    const session = redact(rawSession);
+    const version = redact(rawVersion).slice(0, 40);
     return event === 'connected'
       ? alert('info', 'Extension connected', `browser extension ${version} connected (session ${session.slice(0, 40)})`, `ext:${session}`)
       : alert('warning', 'Extension disconnected', `browser extension session ${session.slice(0, 40)} went away; no new browser data until it reconnects`, `ext:${session}`);

@@ -4,6 +4,8 @@
  * src/domain/redaction; `headerStripRedactor` is the minimum that is always safe to apply.
  */
 import type { Kind } from '../kinds.js';
+import { redactCookie, redactSetCookie } from '../redaction/cookies.js';
+import { isSensitiveKey } from '../redaction/keyed.js';
 
 /**
  * The one untyped view of a validated record: redaction walks every field whatever its kind, so
@@ -23,18 +25,6 @@ export interface Redactor {
 
 const SENSITIVE_HEADER = /^(authorization|proxy-authorization|cookie|set-cookie|x-api-key)$|token|secret|key|password|auth/i;
 
-/** Cookie values go; names and attributes (Secure, HttpOnly, SameSite…) stay for security analysis. */
-function redactSetCookie(v: string): string {
-  return v
-    .split('\n')
-    .map((c) => c.replace(/^(\s*[^=;\s]+)=[^;]*/, '$1=[REDACTED:cookie]'))
-    .join('\n');
-}
-
-function redactCookie(v: string): string {
-  return v.replace(/(^|;\s*)([^=;\s]+)=[^;]*/g, '$1$2=[REDACTED:cookie]');
-}
-
 function stripHeaders(h: unknown): void {
   if (!h || typeof h !== 'object') return;
   const map = h as Record<string, unknown>;
@@ -43,7 +33,7 @@ function stripHeaders(h: unknown): void {
     const v = map[name];
     if (lower === 'set-cookie' && typeof v === 'string') map[name] = redactSetCookie(v);
     else if (lower === 'cookie' && typeof v === 'string') map[name] = redactCookie(v);
-    else if (SENSITIVE_HEADER.test(name)) map[name] = '[REDACTED:header]';
+    else if (SENSITIVE_HEADER.test(name) || isSensitiveKey(name)) map[name] = '[REDACTED:header]';
   }
 }
 

@@ -10,6 +10,9 @@ import type { Kind } from '../kinds.js';
 import { BUILTIN_RULES, isCard, SENSITIVE_HEADER, type Rule } from './rules.js';
 import { markUserRules, userRule, UserRuleError, type UserRule } from './user-rules.js';
 import { isSensitiveKey, isSecretValue } from './keyed.js';
+import { redactCookie, redactSetCookie } from './cookies.js';
+import { hasLabel, joinedArgs, redactArgs, scrubMessage } from './args.js';
+import { decodeRun, eachRun, isUserPassword } from './base64.js';
 import { markTriggered, mayTrigger } from './trigger.js';
 
 export const RedactionConfigSchema = z
@@ -81,6 +84,19 @@ export class RedactionEngine {
     return mayTrigger(s);
   }
 
+  /** Does the text hold a base64 run whose decoding holds a secret? */
+  private encodedSecret(s: string, from = 0, to = s.length): boolean {
+    let found = false;
+    eachRun(s, (a, b, capped) => (found = capped || this.decodedHolds(s.slice(a, b))), from, to);
+    return found;
+  }
+
+  /** The rules, one level down: a run inside a decoded run is not decoded again. */
+  private decodedHolds(run: string): boolean {
+    const d = decodeRun(run);
+    return d !== null && (isUserPassword(d) || this.applyRules(d, null, false) !== d);
+  }
+
   /**
    * Which records of one kind may hold a secret (1): a superset, so the others can be stored
    * as they are. One pass over the batch's joined text instead of one per record: the scans
@@ -100,6 +116,12 @@ export class RedactionEngine {
       let keyed = false;
       for (const k of fields) keyed = collect(rec[k], parts, 0) || keyed;
       if (keyed) hit[i] = 1;
+      // the argument list glued together goes through the same one scan: a token split in two
+      if (Array.isArray(rec.args)) {
+        if (hasLabel(rec.args)) hit[i] = 1;
+        const glued = joinedArgs(rec.args);
+        if (glued !== null) parts.push(glued);
+      }
       for (let p = from; p < parts.length; p++) at += parts[p]!.length + 1;
       if (parts.length === from) {
         parts.push('');
@@ -109,6 +131,7 @@ export class RedactionEngine {
     const text = parts.join('\n');
     markTriggered(text, starts, hit);
     if (this.userPatterns.length) markUserRules(text, starts, hit, this.userPatterns);
+    for (let i = 0; i < n; i++) if (hit[i] === 0 && this.encodedSecret(text, starts[i]!, i + 1 < n ? starts[i + 1]! - 1 : text.length)) hit[i] = 1;
     // decode, then look again: only for records that hold an escape at all
     if (text.indexOf('%') >= 0 || text.indexOf('\\') >= 0) {
       for (let i = 0; i < n; i++) {
@@ -125,7 +148,7 @@ export class RedactionEngine {
     for (let round = 0; round < 3 && ENCODED.test(cur); round++) {
       const decoded = decode(cur);
       if (decoded === cur) return false;
-      if (this.mayHold(decoded)) return true;
+      if (this.mayHold(decoded) || this.encodedSecret(decoded)) return true;
       cur = decoded;
     }
     return false;
@@ -210,13 +233,21 @@ export class RedactionEngine {
     for (const k of TEXT_FIELDS[kind]) keyed = collect(rec[k], parts, 0) || keyed;
     const joined = parts.join('\n');
     // indexOf is memchr-fast; the decoded second look is only for text that has an escape at all
-    if (!keyed && !this.mayHold(joined) && !((joined.indexOf('%') >= 0 || joined.indexOf('\\') >= 0) && ENCODED.test(joined) && this.mayHoldDecoded(joined))) return rec;
+    const args = Array.isArray(rec.args) ? (rec.args as unknown[]) : null;
+    if (!keyed && !this.mayHold(joined) && !(args && (hasLabel(args) || this.mayHold(joinedArgs(args) ?? ''))) && !this.encodedSecret(joined) && !((joined.indexOf('%') >= 0 || joined.indexOf('\\') >= 0) && ENCODED.test(joined) && this.mayHoldDecoded(joined))) return rec;
     for (const k of TEXT_FIELDS[kind]) {
       const v = rec[k];
       if (v === undefined) continue;
       if (typeof v === 'string') rec[k] = this.redactText(v);
       else if (k === 'headers' || k === 'request_headers' || k === 'response_headers') rec[k] = this.redactHeaders(v);
       else if (v !== null && typeof v === 'object') rec[k] = this.redactValue(v);
+    }
+    // what only the argument list shows (a label and its value, a token split in two), then the
+    // same text in the message the extension built from the list
+    const list = rec.args;
+    if (Array.isArray(list) && list.length >= 2) {
+      const found = redactArgs(list, (t) => this.applyRules(t, null, false), (cls) => this.count(cls, ''));
+      if (found.length && typeof rec.message === 'string') rec.message = scrubMessage(rec.message, found);
     }
     return rec;
   }
@@ -227,9 +258,10 @@ export class RedactionEngine {
     for (const [name, value] of Object.entries(h as Record<string, unknown>)) {
       const lower = name.toLowerCase();
       if (typeof value !== 'string') out[name] = value;
-      else if (lower === 'set-cookie') out[name] = this.count('cookie', value.split('\n').map((c) => c.replace(/^(\s*[^=;\s]+)=[^;]*/, '$1=[REDACTED:cookie]')).join('\n'));
-      else if (lower === 'cookie') out[name] = this.count('cookie', value.replace(/(^|;\s*)([^=;\s]+)=[^;]*/g, '$1$2=[REDACTED:cookie]'));
-      else if (SENSITIVE_HEADER.test(name)) {
+      else if (lower === 'set-cookie') out[name] = this.count('cookie', redactSetCookie(value));
+      else if (lower === 'cookie') out[name] = this.count('cookie', redactCookie(value));
+      // X-Session-Id, X-Refresh-Token, Sid…: a name that says "secret" (the keyed words) is as good as the list
+      else if (SENSITIVE_HEADER.test(name) || (isSensitiveKey(name) && isSecretValue(value))) {
         // keep the scheme so the agent still sees what kind of credential was sent
         const scheme = /^(Bearer|Basic|Token|Digest|AWS4-HMAC-SHA256)\s/i.exec(value)?.[1];
         const cls = scheme ? scheme.toLowerCase().replace(/[^a-z0-9]/g, '') : 'header';
@@ -261,7 +293,23 @@ export class RedactionEngine {
     return out + s.slice(at);
   }
 
+  /** The rules, then the base64 runs of what is left (already redacted spans are not runs). */
   private apply(s: string, findings: Finding[] | null, tally: boolean): string {
+    const out = this.applyRules(s, findings, tally);
+    let at = 0;
+    let res = '';
+    eachRun(out, (a, b, capped) => {
+      if (!capped && !this.decodedHolds(out.slice(a, b))) return false;
+      findings?.push({ class: 'base64_secret', start: a, end: b });
+      if (tally) this.tally.set('base64_secret', (this.tally.get('base64_secret') ?? 0) + 1);
+      res += `${out.slice(at, a)}[REDACTED:base64_secret]`;
+      at = b;
+      return false;
+    });
+    return at === 0 ? out : res + out.slice(at);
+  }
+
+  private applyRules(s: string, findings: Finding[] | null, tally: boolean): string {
     if (!this.mayHold(s)) return s;
     let out = s;
     for (const rule of this.rules) {

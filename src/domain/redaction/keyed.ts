@@ -75,6 +75,18 @@ const isSpace = (c: number): boolean => c === 32 || c === 9;
 const isValueEnd = (c: number): boolean => c <= 32 || c === 38 || c === 44 || c === 59 || c === 125 || c === 93 || c === 60 || c === 62 || c === 34 || c === 39 || c === 41 || c === 92;
 const MAX_VALUE = 4096;
 
+/** s[vs, ve) is a comma between two list items, with optional spaces: `, ` or `,` */
+function isListGap(s: string, vs: number, ve: number): boolean {
+  if (ve - vs > 8) return false;
+  let comma = false;
+  for (let j = vs; j < ve; j++) {
+    const c = s.charCodeAt(j);
+    if (c === 44) comma = true;
+    else if (!isSpace(c)) return false;
+  }
+  return comma;
+}
+
 /** Spans (value only) of every `<sensitive key> [:=] <value>` in `s`, in order, not overlapping. */
 export function scanKeyed(s: string): Span[] {
   const spans: Span[] = [];
@@ -150,6 +162,15 @@ export function scanKeyed(s: string): Span[] {
         while (je < jl && !isValueEnd(s.charCodeAt(je))) je++;
         if (je > j) ve = je;
       }
+    }
+    // `["password:", "hunter2"]` (a console argument list, JSON-quoted at any depth): the quote
+    // after the ':' closes the label and what it "quotes" is the `, ` between two items; the
+    // value is the next item (#18 item 3: this redacted the `","` and kept the password)
+    if (quoted && isListGap(s, vs, ve) && s.startsWith(s.slice(i, i + vb + 1), ve)) {
+      const open = s.slice(i, i + vb + 1);
+      vs = ve + open.length;
+      const close = s.slice(vs, vs + MAX_VALUE + open.length).indexOf(open);
+      ve = close < 0 ? Math.min(s.length, vs + MAX_VALUE) : vs + close;
     }
     if (ve <= vs) continue;
     let value = s.slice(vs, ve);

@@ -159,21 +159,6 @@ export function markTriggered(text: string, starts: ArrayLike<number>, hit: Uint
   regex(CARD_DIGITS);
 }
 
-/** The same marking for any regex (user rules): each match marks the record it starts in. */
-export function markRegex(text: string, starts: ArrayLike<number>, hit: Uint8Array, re: RegExp): void {
-  const n = starts.length;
-  let r = 0;
-  re.lastIndex = 0;
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(text)) !== null) {
-    while (r + 1 < n && starts[r + 1]! <= m.index) r++;
-    hit[r] = 1;
-    while (r + 1 < n && hit[r + 1] === 1) r++;
-    if (r + 1 >= n) break;
-    re.lastIndex = starts[r + 1]!;
-  }
-}
-
 const ONE = [0];
 
 /** The same question for one string. */

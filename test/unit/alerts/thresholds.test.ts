@@ -25,7 +25,7 @@ describe('ThresholdTracker', () => {
 
   it('every alert is a valid threshold alert', () => {
     const t = new ThresholdTracker();
-    for (const a of [...t.update(0.9, true), t.extension('connected', 's1', '0.1.0'), t.extension('disconnected', 's1', '0.1.0')]) {
+    for (const a of [...t.update(0.9, true), t.extension('connected', 's1', '0.1.0', (s) => s), t.extension('disconnected', 's1', '0.1.0', (s) => s)]) {
       expect(a.category).toBe('threshold');
       expect(a.source).toBe('threshold_monitor');
       expect(Date.parse(a.timestamp)).not.toBeNaN();

@@ -1,0 +1,92 @@
+/**
+ * Secrets hidden in base64 or base64url: `btoa("password=…")`, an encoded `ghp_` token, the
+ * `user:pw` of Basic auth without its scheme (#18 item 3). A run of base64 characters is decoded
+ * and the decoding is looked at by the same rules; a run whose decoding holds a secret goes whole.
+ *
+ * The hot path pays one table lookup per character to find runs of at least MIN_RUN characters;
+ * only those are decoded, and a decoding that is not printable ASCII (what random bytes, hashes,
+ * ids and long words decode to) is dropped at its first unprintable byte.
+ */
+
+/** 16 characters decode to 12 bytes: `a:hunter2pass`, `pwd=12345678`. Shorter runs are everywhere. */
+export const MIN_RUN = 16;
+/** longer runs are images, fonts, wasm: not decoded (a bound on the work per string) */
+export const MAX_RUN = 8192;
+/**
+ * runs decoded per string at most; past it, a run that could be base64 of text counts as a
+ * secret without being decoded (fail closed: a secret must not hide behind 64 decoys)
+ */
+export const MAX_RUNS = 64;
+
+/**
+ * Base64 of ASCII text: each 3-byte group starts with a byte in 0x09..0x7e, whose top six bits
+ * (its group's first character) are 2..31: C, D or I..Z, a..f. Checking that every 4th character
+ * is one of these rejects hex, words, paths and random ids after a character or two, before any
+ * decoding.
+ */
+const TEXT_LEAD = new Uint8Array(128);
+for (const c of 'CDIJKLMNOPQRSTUVWXYZabcdef') TEXT_LEAD[c.charCodeAt(0)] = 1;
+
+function leadsLikeText(s: string, start: number, end: number): boolean {
+  for (let j = start; j < end - 1; j += 4) if (TEXT_LEAD[s.charCodeAt(j)] !== 1) return false;
+  return true;
+}
+
+/** [A-Za-z0-9+/_-]: both alphabets (base64url swaps +/ for -_) */
+const B64 = new Uint8Array(128);
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_') B64[c.charCodeAt(0)] = 1;
+
+const isB64 = (c: number): boolean => c < 128 && B64[c] === 1;
+
+/**
+ * Calls `fn(start, end, capped)` for each run (padding included) of MIN_RUN..MAX_RUN characters
+ * in s[from, to) that could be text; `capped` once MAX_RUNS were seen. Stops when `fn` returns true.
+ *
+ * Probes every MIN_RUN-th character instead of reading each one: any run of MIN_RUN or more
+ * holds a probe, and a probe on a space or punctuation skips MIN_RUN characters at once. A probe
+ * inside a word reads just that word. On ordinary telemetry this reads about a third of the text
+ * (the load generator's batches: 1.4 ms → 0.5 ms for 480 KB).
+ */
+export function eachRun(s: string, fn: (start: number, end: number, capped: boolean) => boolean, from = 0, to = s.length): void {
+  let runs = 0;
+  let floor = from;
+  let p = from + MIN_RUN - 1;
+  while (p < to) {
+    if (!isB64(s.charCodeAt(p))) {
+      p += MIN_RUN;
+      continue;
+    }
+    let start = p;
+    while (start > floor && isB64(s.charCodeAt(start - 1))) start--;
+    let i = p + 1;
+    while (i < to && isB64(s.charCodeAt(i))) i++;
+    floor = i;
+    p = i + MIN_RUN;
+    if (i - start < MIN_RUN || i - start > MAX_RUN || !leadsLikeText(s, start, i)) continue;
+    let end = i;
+    while (end < to && end - i < 2 && s.charCodeAt(end) === 61) end++;
+    if (fn(start, end, ++runs > MAX_RUNS)) return;
+  }
+}
+
+/** The run decoded, or null when it is not printable ASCII text. */
+export function decodeRun(run: string): string | null {
+  const bytes = Buffer.from(run, 'base64');
+  if (bytes.length < 6) return null;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (b < 32 ? b !== 9 && b !== 10 && b !== 13 : b > 126) return null;
+  }
+  return bytes.toString('latin1');
+}
+
+/**
+ * `user:password` as Basic auth encodes it: one colon, printable on both sides, no spaces, and
+ * not a URL (`https://…` has a colon too).
+ */
+export function isUserPassword(d: string): boolean {
+  const at = d.indexOf(':');
+  if (at < 1 || at > 128 || d.length - at - 1 < 4 || d.length > 300) return false;
+  if (d.indexOf(':', at + 1) >= 0 || d.charCodeAt(at + 1) === 47) return false;
+  return /^[\x21-\x7e]+$/.test(d);
+}
