@@ -6,6 +6,7 @@
 import type { CommandType } from '../../domain/commands.js';
 import type { Outcome, Query } from '../../clients/commands.js';
 import { formatResult } from '../render/command-format.js';
+import { pageFlat } from '../render/page-text.js';
 import { gasolineError } from '../../errors.js';
 import type { ToolContext, ToolResult } from './context.js';
 
@@ -38,6 +39,7 @@ function stillRunning(q: Query): string {
 }
 
 function answer(ctx: ToolContext, q: Query, o: Outcome): ToolResult {
-  if (!o.ok) throw gasolineError(o.code, o.message);
+  // the extension words its own refusals, and a page can reach them (a selector it echoes)
+  if (!o.ok) throw gasolineError(o.code, pageFlat(o.message));
   return ctx.text(formatResult(q.type, o.result));
 }
