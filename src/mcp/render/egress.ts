@@ -23,7 +23,7 @@ export const withNote = (r: Rendered): string => (r.page ? `${r.text}\n${PAGE_NO
 export function budgeted(ctx: ToolContext, r: Rendered, budget: number, hint: string): ToolResult {
   const note = r.page ? PAGE_NOTE.length + 1 : 0;
   const room = budget - note;
-  const fit = (s: string): ToolResult => ctx.text(withNote({ text: fitLines(s, room, hint), page: r.page }));
+  const fit = (s: string): ToolResult => ctx.text(withNote({ text: fitLines(s, room, hint, budget), page: r.page }));
   const first = fit(r.text);
   const out = first.content[0];
   if (out?.type !== 'text' || out.text.length <= budget) return first;
