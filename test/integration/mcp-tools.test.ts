@@ -117,7 +117,7 @@ describe('observe', () => {
     expect((await call(c, 'observe', { what: 'network', from: 'start', status_max: 299 })).text).not.toContain('→ 500');
     expect((await call(c, 'observe', { what: 'network', from: 'start', url: '/api/items' })).text).toContain('1 matched');
     expect((await call(c, 'observe', { what: 'network_bodies' })).text).toContain('["text/html"]');
-    expect((await call(c, 'observe', { what: 'actions' })).text).toContain('click [data-testid="save"]');
+    expect((await call(c, 'observe', { what: 'actions' })).text).toContain('click [data-testid=save]');
   });
 
   it('websocket_events filters by connection and direction; websocket_status summarizes', async () => {
@@ -143,7 +143,7 @@ describe('observe', () => {
     const c = await agent('f1');
     const b = await call(c, 'observe', { what: 'error_bundles', window_s: 10 });
     expect(b.text).toContain('■');
-    expect(b.text).toContain('click [data-testid="save"]');
+    expect(b.text).toContain('click [data-testid=save]');
   });
 });
 

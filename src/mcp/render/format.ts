@@ -38,7 +38,7 @@ export function line(h: Hit): string {
       return `${t} ws ${q(r.id, 100)} ${String(r.event)}${r.direction ? ` ${r.direction === 'incoming' ? '←' : '→'}` : ''}${r.data !== undefined ? ` ${q(r.data, 300)}` : ''}${r.code !== undefined ? ` code=${String(r.code)}` : ''}${r.reason ? ` ${q(r.reason, 100)}` : ''}${r.url ? ` ${host(r.url)}` : ''}${tab}`;
     case 'actions': {
       const sel = r.selectors as Rec | undefined;
-      const target = sel ? (sel.test_id ? `[data-testid=${q(sel.test_id, 80)}]` : sel.aria_label ? `[aria-label=${q(sel.aria_label, 80)}]` : sel.id ? `#${q(sel.id, 80)}` : sel.text ? `text=${q(sel.text, 80)}` : sel.css_path ? q(sel.css_path, 200) : '') : '';
+      const target = sel ? (sel.test_id ? `[data-testid=${w(sel.test_id)}]` : sel.aria_label ? `[aria-label=${q(sel.aria_label, 80)}]` : sel.id ? `#${w(sel.id)}` : sel.text ? `text=${q(sel.text, 80)}` : sel.css_path ? q(sel.css_path, 200) : '') : '';
       const extra = r.type === 'navigate' ? ` ${host(r.from_url)} → ${host(r.to_url)}` : r.value !== undefined ? ` value=${q(r.value, 100)}` : r.key ? ` key=${w(r.key)}` : '';
       return `${t} ${String(r.type)}${target ? ` ${target}` : ''}${extra}${r.source === 'agent' ? ' (agent)' : ''}${tab}`;
     }

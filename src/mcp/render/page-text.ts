@@ -44,8 +44,8 @@ export function pageFlat(s: string): string {
 }
 
 /**
- * Short tokens that are almost always a plain word (an HTTP method, a key name, a producer's
- * version) stay bare: letters, digits and `_ - . +` cannot break a line, open a quote or spell a
+ * Short tokens that are almost always a plain word (an HTTP method, a key name, an element id or
+ * data-testid, a producer's version) stay bare: letters, digits and `_ - . +` cannot break a line, open a quote or spell a
  * marker with spaces. Anything else is quoted like all page text.
  */
 export function pageWord(v: unknown): string {
