@@ -23,11 +23,6 @@ export interface CommandLink {
   send(connId: number, frame: Record<string, unknown>): boolean;
 }
 
-/** Producer-chosen strings are quoted: a hello must not be able to add lines to a tool answer. */
-export function answeredBy(p: ProducerRef, answered = true): string {
-  return `${answered ? 'answered by' : 'sent to'} producer #${p.id} (client ${JSON.stringify(p.client)}, version ${JSON.stringify(p.version)}, session ${JSON.stringify(p.session)})`;
-}
-
 export type Outcome = { ok: true; result: unknown } | { ok: false; code: ErrorCode; message: string };
 
 export interface Query {

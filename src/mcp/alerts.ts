@@ -1,9 +1,13 @@
 /**
  * One MCP session's view of the alert stream: every alert from the hub goes to the passive
  * AlertBuffer (drained by observe) and to the active StreamState (notifications, opt-in).
+ * Alert titles and details carry page text: the block quotes them (render/alert-block.ts), and
+ * what is streamed has its line breaks and bidi controls escaped in every field a page can reach.
  */
 import type { AlertEnvelope } from '../domain/alerts/alert.js';
-import { AlertBuffer, foldKey, formatAlerts, pendingNote, synthesize } from '../domain/alerts/buffer.js';
+import { AlertBuffer, foldKey, pendingNote, synthesize } from '../domain/alerts/buffer.js';
+import { formatAlerts } from './render/alert-block.js';
+import { PAGE_NOTE, pageFlat } from './render/page-text.js';
 import { StreamState } from '../domain/streaming/stream-state.js';
 import type { Alert } from '../domain/alerts/alert.js';
 import type { AlertSource } from './port.js';
@@ -32,28 +36,30 @@ export class AlertDelivery {
   /** what observe's summary lists, read without draining */
   readonly pendingSource: PendingAlertSource = {
     size: () => synthesize(this.buffer.peek()).length,
-    peek: (limit) => synthesize(this.buffer.peek()).slice(0, limit).map((a) => ({ severity: a.severity, title: a.count > 1 ? `${a.title} ×${a.count}` : a.title, next: nextCall(a) })),
+    peek: (limit) => synthesize(this.buffer.peek()).slice(0, limit).map((a) => ({ severity: a.severity, title: a.title, count: a.count, next: nextCall(a) })),
   };
 
   attach(source: AlertSource | null): void {
     if (!source || this.unsubscribe) return;
     this.unsubscribe = source.subscribe((env: AlertEnvelope) => {
       this.buffer.add(env.alert);
-      this.stream.offer(env);
+      // escaped before the stream clips it to its wire caps, so the clip bounds what is sent
+      if (this.stream.enabled) this.stream.offer({ ...env, alert: flatAlert(env.alert) });
     });
   }
 
   /**
    * The alert block for an observe result ('' when none wait), at most `maxChars`, from what is
-   * waiting now. Nothing leaves the buffer until `commit()` (the result is on its way): what did
-   * not fit, and what arrives meanwhile, waits for the next observe.
+   * waiting now, ending with the page-data note (the answer's only one: observe leaves it out of
+   * its own text when a block rides along). Nothing leaves the buffer until `commit()` (the
+   * result is on its way): what did not fit, and what arrives meanwhile, waits for the next observe.
    */
   prepareBlock(maxChars = Infinity): { text: string; commit: () => void } {
     if (!this.buffer.pending) return { text: '', commit: () => undefined };
     const snapshot = new Set(this.buffer.peek());
-    const { text, shown } = formatAlerts([...snapshot], maxChars);
+    const { text, shown } = formatAlerts([...snapshot], maxChars - PAGE_NOTE.length - 1);
     return {
-      text,
+      text: `${text}\n${PAGE_NOTE}`,
       commit: () => {
         for (const a of this.buffer.drain()) if (!(snapshot.has(a) && shown.has(foldKey(a)))) this.buffer.add(a);
       },
@@ -70,4 +76,16 @@ export class AlertDelivery {
     this.unsubscribe = undefined;
     this.stream.close();
   }
+}
+
+/** The fields a page can reach (a message, a URL, a close reason), escaped in place: a notification is JSON, and no client must meet a raw line break in it. */
+function flatAlert(a: Alert): Alert {
+  return { ...a, title: pageFlat(a.title), detail: pageFlat(a.detail), ...(a.url !== undefined ? { url: pageFlat(a.url) } : {}), dedup_key: pageFlat(a.dedup_key), ...(a.context !== undefined ? { context: flatValue(a.context) as Record<string, unknown> } : {}) };
+}
+
+function flatValue(v: unknown): unknown {
+  if (typeof v === 'string') return pageFlat(v);
+  if (Array.isArray(v)) return v.map(flatValue);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, flatValue(x)]));
+  return v;
 }

@@ -343,7 +343,7 @@ describe.skipIf(!hasChromium)('commands through MCP, the server and the extensio
     expect(lines.some((l) => l.includes('input #password value="[redacted]" (agent)'))).toBe(true);
     expect(lines.some((l) => l.includes('select #color value="blue" (agent)'))).toBe(true);
     expect(lines.some((l) => l.includes('scroll #spacer (agent)'))).toBe(true);
-    expect(lines.some((l) => l.includes(`navigate ${fixture.origin}/ → ${fixture.origin}/submitted?via=agent (agent)`))).toBe(true);
+    expect(lines.some((l) => l.includes(`navigate "${fixture.origin}/" → "${fixture.origin}/submitted?via=agent" (agent)`))).toBe(true);
     expect(acts).not.toContain('hunter2-AGENT-pw');
     // the page hook recorded none of the agent's synthetic events as the user's
     expect(lines.filter((l) => / (click|input|select|scroll) /.test(l) && !l.includes('(agent)'))).toEqual([]);

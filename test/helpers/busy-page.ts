@@ -13,7 +13,8 @@ export const PAGE = 'http://127.0.0.1:3000/shop';
 export const PROBLEMS = {
   exception: "TypeError: Cannot read properties of undefined (reading 'total')",
   console: 'Payment SDK failed to initialize',
-  failedRequest: 'POST http://127.0.0.1:3000/api/orders/',
+  // as an answer shows it: the URL is page text, quoted
+  failedRequest: 'POST "http://127.0.0.1:3000/api/orders/',
   rejection: 'QuotaExceededError: localStorage is full',
 } as const;
 

@@ -67,7 +67,7 @@ describe('passive alerts', () => {
       return texts(r)[1];
     }, 5000);
     expect(block).toMatch(/^--- ALERTS \(2\) ---/);
-    expect(block).toContain('[error] anomaly: New exception: TypeError: x is undefined');
+    expect(block).toContain('[error] anomaly: "New exception: TypeError: x is undefined"');
     expect(block).toContain('Server error: POST /api/users → 500');
     expect(block).not.toContain('abcdef0123456789abcdef');
     // drained: the next observe has no block
@@ -98,9 +98,9 @@ describe('passive alerts', () => {
     const ok = await postJson('/ci-result', { ...body, status: 'success', summary: 'green' });
     expect(ok.body.updated).toBe(false);
     const block = await waitFor('the CI alert block', async () => texts(await client.callTool({ name: 'observe', arguments: { what: 'logs' } }))[1], 5000);
-    expect(block).toContain('[error] ci: CI failure: github-actions main @ abc123def456');
+    expect(block).toContain('[error] ci: "CI failure: github-actions main @ abc123def456');
     expect(block).toContain('failing: cart adds item');
-    expect(block).toContain('[info] ci: CI success');
+    expect(block).toContain('[info] ci: "CI success');
     expect(block.match(/CI failure/g)).toHaveLength(1);
     expect(block).not.toContain('npm_abcdefghijklmnopqrstuvwxyz0123456789');
     expect((await postJson('/ci-result', { status: 'maybe' })).status).toBe(400);
@@ -115,8 +115,8 @@ describe('passive alerts', () => {
       block += texts(await client.callTool({ name: 'observe', arguments: { what: 'logs' } }))[1] ?? '';
       return block.includes('Extension disconnected');
     }, 5000);
-    expect(block).toContain('[warning] threshold: Extension disconnected');
-    expect(block).toContain('[info] threshold: Extension connected');
+    expect(block).toContain('[warning] threshold: "Extension disconnected"');
+    expect(block).toContain('[info] threshold: "Extension connected"');
   });
 
   it('100 distinct errors in one second: the buffer keeps the newest 50, and an error spike is raised', async () => {
@@ -140,7 +140,7 @@ describe('passive alerts', () => {
     }, 5000);
     const shown = block.split('\n').filter((l) => l.startsWith('['));
     expect(shown.length).toBeLessThanOrEqual(52);
-    expect(block).toMatch(/Error spike — 10\d errors in the last 10 s/);
+    expect(block).toMatch(/"Error spike" — "10\d errors in the last 10 s/);
     p.close();
   });
 

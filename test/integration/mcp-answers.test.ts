@@ -12,6 +12,7 @@ import { createToolServer } from '../../src/mcp/server.js';
 import type { PendingAlertSource } from '../../src/mcp/tools/context.js';
 import type { App } from '../../src/app.js';
 import { busyPage, PROBLEMS, REPEATS, type Scenario } from '../helpers/busy-page.js';
+import { PAGE_NOTE } from '../../src/mcp/render/page-text.js';
 import { batch, Producer } from '../helpers/producer.js';
 import { startTestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -79,7 +80,9 @@ describe('the busy page scenario', () => {
     const folded = first.split('\n').find((l) => l.includes(PROBLEMS.exception))!;
     expect(folded).toMatch(new RegExp(`^×${REPEATS} \\d\\d:\\d\\d:\\d\\d\\.\\d{3}\\.\\.\\d\\d:\\d\\d:\\d\\d\\.\\d{3} ERROR exception`));
     expect(first).not.toContain('favicon');
-    for (const l of first.split('\n').slice(1)) expect(l).toMatch(RECORD_LINE);
+    // header, records, and the page-data note as the last line
+    expect(first.split('\n').at(-1)).toBe(PAGE_NOTE);
+    for (const l of first.split('\n').slice(1, -1)) expect(l).toMatch(RECORD_LINE);
 
     const again = await observe(c, { what: 'errors' });
     figures.errors_again = again.length;
@@ -102,7 +105,7 @@ describe('the busy page scenario', () => {
     expect(s).toContain('QuotaExceededError: localStorage is full');
     expect(s).toContain('observe({what:"errors", contains:"/api/orders/9172"})');
     expect(s).toContain('failing requests: 1 (1 endpoints) → observe({what:"network", status_min:400})');
-    expect(s).toContain('×1 POST 127.0.0.1:3000/api/orders/<n> → 500 last');
+    expect(s).toContain('×1 POST "127.0.0.1:3000/api/orders/<n>" → 500 last');
     expect(s).toContain('observe({what:"network", url:"/api/orders/9172", status_min:400})');
     expect(s).toContain('"live-1" close(1006) → observe({what:"websocket_events", connection_id:"live-1"})');
     // each named call answers: the contains snippet finds the folded exception
@@ -152,7 +155,8 @@ describe('the busy page scenario', () => {
     expect(small.length).toBeLessThanOrEqual(1000);
     expect(small).not.toContain(PROBLEMS.console);
     expect(small).toMatch(/^not shown: \d+ records over the 1000-char budget → observe\(\{what:"errors", fold:false, budget:1000, after:"[^"]+"\}\)$/m);
-    for (const l of small.split('\n').filter((x) => !/^(errors|not shown|more)/.test(x))) expect(l).toMatch(RECORD_LINE);
+    expect(small.split('\n').at(-1)).toBe(PAGE_NOTE);
+    for (const l of small.split('\n').filter((x) => !/^(errors|not shown|more)/.test(x) && x !== PAGE_NOTE)) expect(l).toMatch(RECORD_LINE);
     // the timeline of the whole busy page folds too
     const tl = await observe(c, { what: 'timeline', from: 'start', limit: 500 });
     figures.timeline_folded = tl.length;
@@ -236,7 +240,7 @@ describe('summary: performance and the extension', () => {
     await send({ perf: [load(t, 2900)] });
     const s = await observe(c, { what: 'summary' });
     expect(s).toContain('performance regressions: 1 URLs → analyze({target:"performance"})');
-    expect(s).toContain(`  ${url}: lcp 1250ms→2900ms (+132%) → analyze({target:"performance", url:"${url}"})`);
+    expect(s).toContain(`  "${url}": lcp 1250ms→2900ms (+132%) → analyze({target:"performance", url:"${url}"})`);
     expect(s).toMatch(/; extension 9\.9\.9 connected since \d{4}-/);
     ext.close();
   });
@@ -294,6 +298,7 @@ describe('what the agent is told', () => {
     const r = await c.callTool({ name: 'analyze', arguments: { target: 'error_clusters', limit: 200, budget: 1000 } });
     const text = (r.content as Array<{ text: string }>)[0]!.text;
     expect(text.length).toBeLessThanOrEqual(1000);
-    expect(text).toMatch(/more lines over the 1000-char budget; narrow with url or limit$/);
+    expect(text).toMatch(/more lines over the 1000-char budget; narrow with url or limit\n.*page data.*$/);
+    expect(text.endsWith(`\n${PAGE_NOTE}`)).toBe(true);
   });
 });

@@ -72,7 +72,7 @@ describe('observe', () => {
     const r = await call(c, 'observe', { what: 'errors' });
     expect(r.text).toMatch(/errors \(new since your last look\): 2 matched \(2 distinct\), showing 2; 1 hidden by noise rules/);
     expect(r.text).toContain('"TypeError: x is undefined"');
-    expect(r.text).toContain('POST http://127.0.0.1:3000/api/users → 500');
+    expect(r.text).toContain('POST "http://127.0.0.1:3000/api/users" → 500');
     // the batch's alerts may ride along by now (they reach main after the ack); the answer is the first block
     expect((await call(c, 'observe', { what: 'errors' })).text.split('\n--- ALERTS')[0]).toBe('errors (new since your last look): 0 matched');
     // a second agent has its own cursors and sees everything
@@ -88,18 +88,18 @@ describe('observe', () => {
     // the limit is filled most severe first: the failed request, then the rest by cursor
     const one = await call(c, 'observe', { what: 'logs', from: 'start', limit: 1 });
     expect(one.text).toContain('showing 1');
-    expect(one.text).toContain('POST http://127.0.0.1:3000/api/users → 500');
+    expect(one.text).toContain('POST "http://127.0.0.1:3000/api/users" → 500');
     expect(one.text).toMatch(/not shown: 3 lines \(3 records\) over the limit 1/);
     const cursor = /after:"([^"]+)"/.exec(one.text)![1]!;
     const rest = await call(c, 'observe', { what: 'logs', after: cursor, limit: 10 });
     expect(rest.text).toContain('showing 3');
     expect(rest.text).toContain('slow render');
     expect(rest.text).toContain('app booted');
-    expect(rest.text).not.toContain('/api/users → 500');
+    expect(rest.text).not.toContain('/api/users" → 500');
     expect((await call(c, 'observe', { what: 'logs', from: 'start', contains: 'DB DOWN' })).text).toContain('1 matched');
     const back = await call(c, 'observe', { what: 'logs', before: cursor, limit: 1 });
     expect(back.text).toContain('1 shown');
-    expect(back.text).toContain('/api/users → 500');
+    expect(back.text).toContain('/api/users" → 500');
     expect((await call(c, 'observe', { what: 'logs', from: 'start', tab_id: 7 })).text).not.toContain(' 0 matched');
     expect((await call(c, 'observe', { what: 'logs', from: 'start', tab_id: 99 })).text).toContain(' 0 matched');
     const bad = await call(c, 'observe', { what: 'logs', after: 'zz.zz.zz' });
@@ -112,11 +112,11 @@ describe('observe', () => {
     const c = await agent('c1');
     const net = await call(c, 'observe', { what: 'network', method: 'post', status_min: 500 });
     expect(net.text).toContain('1 matched');
-    expect(net.text).toContain('/api/users → 500');
-    expect((await call(c, 'observe', { what: 'network', from: 'start', status_max: 299 })).text).toContain('/api/items → 200');
+    expect(net.text).toContain('/api/users" → 500');
+    expect((await call(c, 'observe', { what: 'network', from: 'start', status_max: 299 })).text).toContain('/api/items" → 200');
     expect((await call(c, 'observe', { what: 'network', from: 'start', status_max: 299 })).text).not.toContain('→ 500');
     expect((await call(c, 'observe', { what: 'network', from: 'start', url: '/api/items' })).text).toContain('1 matched');
-    expect((await call(c, 'observe', { what: 'network_bodies' })).text).toContain('[text/html]');
+    expect((await call(c, 'observe', { what: 'network_bodies' })).text).toContain('["text/html"]');
     expect((await call(c, 'observe', { what: 'actions' })).text).toContain('click [data-testid=save]');
   });
 
@@ -125,7 +125,7 @@ describe('observe', () => {
     const out = await call(c, 'observe', { what: 'websocket_events', connection_id: 'ws1', direction: 'outgoing' });
     expect(out.text).toContain('1 matched');
     const st = await call(c, 'observe', { what: 'websocket_status' });
-    expect(st.text).toMatch(/ws1 closed\(1006\) ws:\/\/127.0.0.1:3000\/live in=1 out=1/);
+    expect(st.text).toMatch(/"ws1" closed\(1006\) "ws:\/\/127.0.0.1:3000\/live" in=1 out=1/);
   });
 
   it('performance rates the latest vitals; page says where the tab is; timeline merges kinds in order', async () => {
@@ -175,7 +175,7 @@ describe('analyze', () => {
     const r = await call(c, 'analyze', { target: 'changes', checkpoint: 'before-fix' });
     expect(r.text).toContain('RangeError: bad index');
     expect(r.text).not.toContain('TypeError');
-    expect(r.text).toContain('GET 127.0.0.1:3000/api/orders/<n> → 503');
+    expect(r.text).toContain('"GET 127.0.0.1:3000/api/orders/<n> → 503"');
     expect((await call(c, 'configure', { action: 'checkpoint', checkpoint_action: 'list' })).text).toContain('before-fix');
   });
 

@@ -10,6 +10,7 @@ import type { App } from '../../src/app.js';
 import { readAll } from '../helpers/accounting.js';
 import { callTool, connectAgent } from '../helpers/mcp-agent.js';
 import { batch, Producer } from '../helpers/producer.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { startTestServer } from '../helpers/server.js';
 
 let server: App;
@@ -151,12 +152,11 @@ describe('(e) truncation after redaction', () => {
     const p = await Producer.connect(server.port);
     await p.hello(session, { client: 'extension', version: '1.0.0' });
     let block = '';
-    const end = Date.now() + 5000;
-    while (!block.includes('Extension connected') && Date.now() < end) {
+    await waitFor('Extension connected', async () => {
       const r = await agent.callTool({ name: 'observe', arguments: { what: 'logs' } });
       block += (r.content as Array<{ text: string }>).map((c) => c.text).join('\n');
-      await new Promise((r) => setTimeout(r, 20));
-    }
+      return block.includes('Extension connected');
+    }, 5000);
     p.close();
     expect(block).toContain('Extension connected');
     expectGone('alert', block, token, 8);

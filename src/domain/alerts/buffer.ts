@@ -104,44 +104,6 @@ export function synthesize(alerts: readonly Alert[]): SynthesizedAlert[] {
   return list;
 }
 
-/**
- * The second text block of an observe result ('' when there is nothing to say), at most
- * `maxChars` long: what does not fit is returned, to wait for the next observe.
- */
-export function formatAlerts(alerts: readonly Alert[], maxChars = Infinity): { text: string; rest: SynthesizedAlert[]; shown: Set<string> } {
-  if (alerts.length === 0) return { text: '', rest: [], shown: new Set() };
-  const list = synthesize(alerts);
-  const head: string[] = [`--- ALERTS (${list.length}) ---`];
-  if (list.length > 3) {
-    const byCat = new Map<string, number>();
-    for (const a of list) byCat.set(a.category, (byCat.get(a.category) ?? 0) + 1);
-    head.push(`${list.length} alerts: ${[...byCat].map(([c, n]) => `${n} ${c}`).join(', ')}`);
-  }
-  const lines = [...head];
-  let size = lines.join('\n').length;
-  let shown = 0;
-  for (const a of list) {
-    const count = a.count > 1 ? ` ×${a.count}` : '';
-    let entry = `[${a.severity}] ${a.category}: ${a.title}${count} — ${a.detail}${a.url && !a.detail.includes(a.url) ? ` (${a.url})` : ''} · ${a.timestamp} · ${a.correlation_id}`;
-    if (a.related) entry += `\n    with ${a.related.category}: ${a.related.title} — ${a.related.detail}`;
-    // the most severe alert is always shown, cut if it must be; the rest only whole
-    if (shown > 0 && size + 1 + entry.length > maxChars - 60) break;
-    if (shown === 0 && size + 1 + entry.length > maxChars) entry = `${entry.slice(0, Math.max(40, maxChars - size - 2))}…`;
-    lines.push(entry);
-    size += 1 + entry.length;
-    shown++;
-  }
-  const rest = list.slice(shown);
-  if (rest.length) lines.push(`+${rest.length} more alert${rest.length === 1 ? '' : 's'}: observe again to see ${rest.length === 1 ? 'it' : 'them'}`);
-  // which originals the shown entries stand for (a compound stands for both of its parts)
-  const keys = new Set<string>();
-  for (const a of list.slice(0, shown)) {
-    keys.add(foldKey(a));
-    if (a.related) keys.add(foldKey(a.related));
-  }
-  return { text: lines.join('\n'), rest, shown: keys };
-}
-
 /** The one line other tools add while alerts wait; '' when none do. */
 export function pendingNote(n: number): string {
   return n > 0 ? `${n} alert${n === 1 ? '' : 's'} pending — call observe to see ${n === 1 ? 'it' : 'them'}` : '';

@@ -32,11 +32,14 @@ export function fill<T>(items: readonly T[], room: number, limit: number, render
   return { shown, omitted: items.slice(i) };
 }
 
-/** For answers that are prose lines (status, vitals, bundles): keep whole lines, say what was left out. */
-export function fitLines(text: string, budget: number, hint: string): string {
+/**
+ * For answers that are prose lines (status, vitals, bundles): keep whole lines, say what was left
+ * out. `asked` is the budget the caller named, when part of it is kept for a line added after.
+ */
+export function fitLines(text: string, budget: number, hint: string, asked = budget): string {
   if (text.length <= budget) return text;
   const lines = text.split('\n');
-  const tail = (n: number): string => `… ${n} more lines over the ${budget}-char budget; ${hint}`;
+  const tail = (n: number): string => `… ${n} more lines over the ${asked}-char budget; ${hint}`;
   const room = budget - tail(lines.length).length - 1;
   const { shown, omitted } = fill(lines, room, lines.length, (l) => l);
   return `${shown.map((s) => s.text).join('\n')}\n${tail(omitted.length)}`;

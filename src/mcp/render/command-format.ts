@@ -1,12 +1,18 @@
 /**
- * Command answers as compact text. Everything taken from the page (text, html, attributes,
- * labels) stays inside JSON strings: it is page data, never instructions.
+ * Command answers as compact text. Everything the extension reports about the page (text, html,
+ * attributes, labels, urls, titles) goes through page-text.ts: quoted, line breaks escaped, never
+ * a line of its own (#18 item 2). Every answer shows page data, so every one ends with the note.
  */
 import { IMPACTS, type CommandResult, type CommandType } from '../../domain/commands.js';
+import { PAGE_NOTE, pageFlat, pageJson, pageText, pageWord as w } from './page-text.js';
 
-const q = (v: unknown): string => JSON.stringify(v);
+const q = (v: unknown): string => pageText(v, Infinity);
 
 export function formatResult(type: CommandType, result: unknown): string {
+  return `${render(type, result)}\n${PAGE_NOTE}`;
+}
+
+function render(type: CommandType, result: unknown): string {
   switch (type) {
     case 'dom_query':
       return dom(result as CommandResult<'dom_query'>);
@@ -25,7 +31,7 @@ function dom(r: CommandResult<'dom_query'>): string {
     const { tag, id, classes, bbox, visible, ...rest } = m;
     const name = `${tag}${id ? `#${id}` : ''}${classes?.length ? `.${classes.join('.')}` : ''}`;
     const box = `${Math.round(bbox.x)},${Math.round(bbox.y)} ${Math.round(bbox.width)}×${Math.round(bbox.height)}`;
-    return `[${i}] ${q(name)} ${visible ? 'visible' : 'hidden'} box=${box} ${JSON.stringify(rest)}`;
+    return `[${i}] ${q(name)} ${visible ? 'visible' : 'hidden'} box=${box} ${pageJson(rest)}`;
   });
   return [head, ...rows].join('\n');
 }
@@ -38,27 +44,27 @@ function pageInfo(r: CommandResult<'page_info'>): string {
   ];
   if (r.headings.length) lines.push(`headings: ${r.headings.map((h) => `h${h.level} ${q(h.text)}`).join(', ')}`);
   for (const f of r.forms) {
-    const fields = f.fields.map((x) => `${x.tag}${x.type ? `[${x.type}]` : ''}${x.name ? ` name=${q(x.name)}` : x.id ? ` id=${q(x.id)}` : ''}${x.label ? ` label=${q(x.label)}` : ' (no label)'}${x.required ? ' required' : ''}`);
-    lines.push(`form ${q(f.id ?? f.name ?? '')} ${f.method ?? 'get'} ${q(f.action ?? '')}: ${fields.join('; ')}${f.fields_truncated ? ` (+${f.fields_truncated} more)` : ''}`);
+    const fields = f.fields.map((x) => `${w(x.tag)}${x.type ? `[${w(x.type)}]` : ''}${x.name ? ` name=${q(x.name)}` : x.id ? ` id=${q(x.id)}` : ''}${x.label ? ` label=${q(x.label)}` : ' (no label)'}${x.required ? ' required' : ''}`);
+    lines.push(`form ${q(f.id ?? f.name ?? '')} ${w(f.method ?? 'get')} ${q(f.action ?? '')}: ${fields.join('; ')}${f.fields_truncated ? ` (+${f.fields_truncated} more)` : ''}`);
   }
   return lines.join('\n');
 }
 
 function a11y(r: CommandResult<'a11y_audit'>): string {
   const total = r.violations.reduce((n, v) => n + v.node_count, 0);
-  const lines = [`accessibility: ${r.violations.length} rules violated on ${total} elements (${r.engine})${r.scope ? ` in ${q(r.scope)}` : ''} on ${q(r.url)}${r.cached_age_ms !== undefined ? `; cached ${Math.round(r.cached_age_ms / 1000)}s ago (force_refresh:true re-runs)` : ''}`];
+  const lines = [`accessibility: ${r.violations.length} rules violated on ${total} elements (${pageFlat(r.engine)})${r.scope ? ` in ${q(r.scope)}` : ''} on ${q(r.url)}${r.cached_age_ms !== undefined ? `; cached ${Math.round(r.cached_age_ms / 1000)}s ago (force_refresh:true re-runs)` : ''}`];
   for (const impact of [...IMPACTS, null]) {
     const group = r.violations.filter((v) => v.impact === impact);
     if (!group.length) continue;
     lines.push(`## ${impact ?? 'unrated'} (${group.length})`);
     for (const v of group) {
-      lines.push(`- ${v.id}: ${q(v.help)} — ${v.node_count} element${v.node_count === 1 ? '' : 's'}${v.help_url ? ` ${v.help_url}` : ''}`);
+      lines.push(`- ${w(v.id)}: ${q(v.help)} — ${v.node_count} element${v.node_count === 1 ? '' : 's'}${v.help_url ? ` ${q(v.help_url)}` : ''}`);
       for (const n of v.nodes) lines.push(`    ${q(n.selector)} ${q(n.html)} ${q(n.failure_summary)}`);
       if (v.node_count > v.nodes.length) lines.push(`    … ${v.node_count - v.nodes.length} more`);
     }
   }
   if (r.incomplete) lines.push(`${r.incomplete} rules need manual review (incomplete)`);
-  if (r.passes) lines.push(`passes (${r.passes.length}): ${r.passes.map((p) => `${p.id}×${p.node_count}`).join(', ')}`);
+  if (r.passes) lines.push(`passes (${r.passes.length}): ${r.passes.map((p) => `${w(p.id)}×${p.node_count}`).join(', ')}`);
   return lines.join('\n');
 }
 

@@ -1,24 +1,19 @@
 /**
- * One compact line per record. Page text is JSON-quoted: it is data from the page, never
- * instructions, and quoting keeps newlines and look-alike markup from bleeding into the result.
+ * One compact line per record. Every page-controlled field goes through page-text.ts (quoted,
+ * line breaks and bidi controls escaped): it is data from the page, never instructions, and it
+ * can never start a line of its own (#18 item 2). Only our enums, numbers and times stay bare.
  */
 import { kindName } from '../../domain/kinds.js';
 import type { Hit, Rec } from '../../query/index.js';
-
-const q = (v: unknown, max = 500): string => {
-  const s = typeof v === 'string' ? v : JSON.stringify(v);
-  return JSON.stringify(s.length > max ? `${s.slice(0, max)}…` : s);
-};
+import { pageText as q, pageWord as w } from './page-text.js';
 
 export function clock(ms: number): string {
   if (!Number.isFinite(ms)) return '--:--:--';
   return new Date(ms).toISOString().slice(11, 23);
 }
 
-function host(url: unknown): string {
-  if (typeof url !== 'string') return '';
-  return url.length > 200 ? `${url.slice(0, 200)}…` : url;
-}
+/** a URL, cut at 200 characters: the path is what an agent needs; the filter finds the rest */
+const host = (url: unknown): string => (typeof url === 'string' ? q(url, 200) : '');
 
 export function line(h: Hit): string {
   const r = h.rec;
@@ -28,23 +23,23 @@ export function line(h: Hit): string {
     case 'logs':
     case 'ext_logs': {
       if (r.type === 'network') {
-        return `${t} ${String(r.level).toUpperCase()} network ${String(r.method ?? 'GET')} ${host(r.request_url)} → ${r.status ?? 'failed'}${r.error ? ` ${q(r.error, 200)}` : ''}${r.response ? ` body=${q(r.response, 300)}` : ''}${tab}`;
+        return `${t} ${String(r.level).toUpperCase()} network ${w(r.method ?? 'GET')} ${host(r.request_url)} → ${r.status ?? 'failed'}${r.error ? ` ${q(r.error, 200)}` : ''}${r.response ? ` body=${q(r.response, 300)}` : ''}${tab}`;
       }
       const src = r.source ?? (r.filename ? `${String(r.filename)}:${String(r.lineno ?? '')}` : '');
       const args = Array.isArray(r.args) && r.args.length ? ` args=${q(r.args, 300)}` : '';
       const frame = typeof r.stack === 'string' ? ` at ${q(firstFrame(r.stack), 200)}` : '';
-      return `${t} ${String(r.level).toUpperCase()} ${String(r.type)} ${q(r.message)}${args}${src ? ` (${String(src)})` : ''}${frame}${tab}`;
+      return `${t} ${String(r.level).toUpperCase()} ${String(r.type)} ${q(r.message)}${args}${src ? ` (${q(src, 200)})` : ''}${frame}${tab}`;
     }
     case 'network':
-      return `${t} ${String(r.method)} ${host(r.url)} → ${String(r.status)} ${Math.round(Number(r.duration))}ms${r.transfer_size !== undefined ? ` ${String(r.transfer_size)}B` : ''}${r.error ? ` ${q(r.error, 200)}` : ''}${tab}`;
+      return `${t} ${w(r.method)} ${host(r.url)} → ${String(r.status)} ${Math.round(Number(r.duration))}ms${r.transfer_size !== undefined ? ` ${String(r.transfer_size)}B` : ''}${r.error ? ` ${q(r.error, 200)}` : ''}${tab}`;
     case 'network_bodies':
-      return `${t} ${String(r.method)} ${host(r.url)} → ${String(r.status)}${r.content_type ? ` [${String(r.content_type)}]` : ''}${r.request_body ? ` req=${q(r.request_body, 400)}` : ''}${r.response_body ? ` res=${q(r.response_body, 600)}` : ''}${tab}`;
+      return `${t} ${w(r.method)} ${host(r.url)} → ${String(r.status)}${r.content_type ? ` [${q(r.content_type, 100)}]` : ''}${r.request_body ? ` req=${q(r.request_body, 400)}` : ''}${r.response_body ? ` res=${q(r.response_body, 600)}` : ''}${tab}`;
     case 'ws_events':
-      return `${t} ws ${String(r.id)} ${String(r.event)}${r.direction ? ` ${r.direction === 'incoming' ? '←' : '→'}` : ''}${r.data !== undefined ? ` ${q(r.data, 300)}` : ''}${r.code !== undefined ? ` code=${String(r.code)}` : ''}${r.reason ? ` ${q(r.reason, 100)}` : ''}${r.url ? ` ${host(r.url)}` : ''}${tab}`;
+      return `${t} ws ${q(r.id, 100)} ${String(r.event)}${r.direction ? ` ${r.direction === 'incoming' ? '←' : '→'}` : ''}${r.data !== undefined ? ` ${q(r.data, 300)}` : ''}${r.code !== undefined ? ` code=${String(r.code)}` : ''}${r.reason ? ` ${q(r.reason, 100)}` : ''}${r.url ? ` ${host(r.url)}` : ''}${tab}`;
     case 'actions': {
       const sel = r.selectors as Rec | undefined;
-      const target = sel ? (sel.test_id ? `[data-testid=${String(sel.test_id)}]` : sel.aria_label ? `[aria-label=${q(sel.aria_label, 80)}]` : sel.id ? `#${String(sel.id)}` : sel.text ? `text=${q(sel.text, 80)}` : String(sel.css_path ?? '')) : '';
-      const extra = r.type === 'navigate' ? ` ${host(r.from_url)} → ${host(r.to_url)}` : r.value !== undefined ? ` value=${q(r.value, 100)}` : r.key ? ` key=${String(r.key)}` : '';
+      const target = sel ? (sel.test_id ? `[data-testid=${w(sel.test_id)}]` : sel.aria_label ? `[aria-label=${q(sel.aria_label, 80)}]` : sel.id ? `#${w(sel.id)}` : sel.text ? `text=${q(sel.text, 80)}` : sel.css_path ? q(sel.css_path, 200) : '') : '';
+      const extra = r.type === 'navigate' ? ` ${host(r.from_url)} → ${host(r.to_url)}` : r.value !== undefined ? ` value=${q(r.value, 100)}` : r.key ? ` key=${w(r.key)}` : '';
       return `${t} ${String(r.type)}${target ? ` ${target}` : ''}${extra}${r.source === 'agent' ? ' (agent)' : ''}${tab}`;
     }
     case 'perf': {

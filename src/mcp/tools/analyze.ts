@@ -10,8 +10,9 @@ import { kindId } from '../../domain/kinds.js';
 import { baselineOf, regressions, type Metric } from '../../domain/signals/vitals.js';
 import { failingEndpoints, loadsSince, MAX_GROUPS_LIMIT, MAX_WALL_MS, perfByUrl, securityFindings, wsErrorsSince } from '../../query/index.js';
 import { DEFAULT_BUDGET } from '../render/budget.js';
-import { budgeted } from '../render/egress.js';
+import { budgeted, fromPage, plain, type Rendered } from '../render/egress.js';
 import { clock } from '../render/format.js';
+import { pageFlat, pageText } from '../render/page-text.js';
 import type { ToolContext, ToolResult } from './context.js';
 import { foldFor } from './fold-call.js';
 import { runCommand } from './run-command.js';
@@ -63,7 +64,7 @@ function pick(a: Args, keys: Array<keyof Args>): Record<string, unknown> {
 function analyzeStored(ctx: ToolContext, a: Args): ToolResult | Promise<ToolResult> {
   // no store, no analysis: throws no_ingest
   ctx.reader();
-  const text = (s: string): ToolResult => budgeted(ctx, s, a.budget ?? DEFAULT_BUDGET, 'narrow with url or limit');
+  const text = (r: Rendered): ToolResult => budgeted(ctx, r, a.budget ?? DEFAULT_BUDGET, 'narrow with url or limit');
   switch (a.target) {
     case 'performance':
       return text(perf(ctx, a));
@@ -83,7 +84,7 @@ function analyzeStored(ctx: ToolContext, a: Args): ToolResult | Promise<ToolResu
   }
 }
 
-function perf(ctx: ToolContext, a: Args): string {
+function perf(ctx: ToolContext, a: Args): Rendered {
   const out: string[] = [];
   let urls = 0;
   for (const [url, snaps] of perfByUrl(ctx.reader())) {
@@ -91,10 +92,10 @@ function perf(ctx: ToolContext, a: Args): string {
     urls++;
     if (snaps.length < 2) continue;
     const regs = regressions(baselineOf(snaps.slice(0, -1).map((s) => s.timing)), snaps[snaps.length - 1]!.timing);
-    if (regs.length) out.push(`${url}: ${regs.map((r) => `${r.metric} ${fmt(r.metric, r.baseline)}→${fmt(r.metric, r.current)} (${r.change})`).join(', ')}`);
+    if (regs.length) out.push(`${pageText(url, 200)}: ${regs.map((r) => `${r.metric} ${fmt(r.metric, r.baseline)}→${fmt(r.metric, r.current)} (${r.change})`).join(', ')}`);
   }
-  if (!urls) return 'performance: no page-load snapshots captured';
-  return out.length ? `performance: ${out.length} of ${urls} URLs regressed against their baseline (median of earlier loads)\n${out.join('\n')}` : `performance: no regressions across ${urls} URLs (timing > +20 % or CLS > +0.1 against the baseline)`;
+  if (!urls) return plain('performance: no page-load snapshots captured');
+  return out.length ? fromPage(`performance: ${out.length} of ${urls} URLs regressed against their baseline (median of earlier loads)\n${out.join('\n')}`) : plain(`performance: no regressions across ${urls} URLs (timing > +20 % or CLS > +0.1 against the baseline)`);
 }
 
 function fmt(m: Metric, v: number): string {
@@ -121,17 +122,17 @@ async function errorClusters(ctx: ToolContext, from?: number, to?: number): Prom
   };
 }
 
-async function clusters(ctx: ToolContext, a: Args): Promise<string> {
+async function clusters(ctx: ToolContext, a: Args): Promise<Rendered> {
   const got = await errorClusters(ctx);
   const cs = got.clusters;
-  if (!cs.length) return 'error_clusters: no errors buffered';
+  if (!cs.length) return plain('error_clusters: no errors buffered');
   const limit = a.limit ?? 20;
-  const rows = cs.slice(0, limit).map((c) => `${c.count}× ${JSON.stringify(c.sig)} first ${clock(c.first)} last ${clock(c.last)}`);
+  const rows = cs.slice(0, limit).map((c) => `${c.count}× ${pageText(c.sig, 300)} first ${clock(c.first)} last ${clock(c.last)}`);
   const partial = got.partial ? '; partial: more errors are buffered than one read covers (the oldest were counted)' : '';
-  return `error_clusters: ${cs.length} distinct signatures over ${cs.reduce((n, c) => n + c.count, 0)} errors${cs.length > limit ? ` (top ${limit})` : ''}${partial}\n${rows.join('\n')}`;
+  return fromPage(`error_clusters: ${cs.length} distinct signatures over ${cs.reduce((n, c) => n + c.count, 0)} errors${cs.length > limit ? ` (top ${limit})` : ''}${partial}\n${rows.join('\n')}`);
 }
 
-async function changes(ctx: ToolContext, ords: number[], name: string, at: string): Promise<string> {
+async function changes(ctx: ToolContext, ords: number[], name: string, at: string): Promise<Rendered> {
   const reader = ctx.reader();
   const logsK = kindId('logs');
   const beforeClusters = await errorClusters(ctx, undefined, ords[logsK]!);
@@ -151,21 +152,21 @@ async function changes(ctx: ToolContext, ords: number[], name: string, at: strin
     const cut = loadsSince(reader, url, perfFrom, MAX_SCAN);
     if (!cut.length || snaps.length === cut.length) continue;
     const regs = regressions(baselineOf(snaps.slice(0, snaps.length - cut.length).map((s) => s.timing)), cut[cut.length - 1]!.timing);
-    if (regs.length) perfDeltas.push(`${url}: ${regs.map((r) => `${r.metric} ${r.change}`).join(', ')}`);
+    if (regs.length) perfDeltas.push(`${pageText(url, 200)}: ${regs.map((r) => `${r.metric} ${r.change}`).join(', ')}`);
   }
   const lines = [`changes since checkpoint "${name}" (${at}):`];
   lines.push(newSigs.length ? `new error signatures (${newSigs.length}):` : 'new error signatures: none');
-  for (const c of newSigs.slice(0, 20)) lines.push(`  ${c.count}× ${JSON.stringify(c.sig)}`);
+  for (const c of newSigs.slice(0, 20)) lines.push(`  ${c.count}× ${pageText(c.sig, 300)}`);
   lines.push(newlyFailing.length ? `newly failing endpoints (${newlyFailing.length}):` : 'newly failing endpoints: none');
-  for (const [k, n] of newlyFailing.slice(0, 20)) lines.push(`  ${n}× ${k}`);
+  for (const [k, n] of newlyFailing.slice(0, 20)) lines.push(`  ${n}× ${pageText(k, 200)}`);
   lines.push(perfDeltas.length ? `performance regressions:\n  ${perfDeltas.join('\n  ')}` : 'performance regressions: none');
-  lines.push(wsErrors.length ? `new WebSocket errors/abnormal closes (${wsErrors.length}): ${wsErrors.slice(0, 10).map((h) => `${String(h.rec.id)} ${String(h.rec.event)}${h.rec.code !== undefined ? `(${String(h.rec.code)})` : ''}`).join(', ')}` : 'new WebSocket errors: none');
-  return lines.join('\n');
+  lines.push(wsErrors.length ? `new WebSocket errors/abnormal closes (${wsErrors.length}): ${wsErrors.slice(0, 10).map((h) => `${pageText(h.rec.id, 100)} ${String(h.rec.event)}${h.rec.code !== undefined ? `(${String(h.rec.code)})` : ''}`).join(', ')}` : 'new WebSocket errors: none');
+  return fromPage(lines.join('\n'), newSigs.length + newlyFailing.length + perfDeltas.length + wsErrors.length > 0);
 }
 
-function security(ctx: ToolContext, a: Args): string {
+function security(ctx: ToolContext, a: Args): Rendered {
   const findings = securityFindings(ctx.reader(), MAX_SCAN, a.url);
-  if (!findings.length) return 'security: no findings in captured traffic (turn on network body capture in the extension for header checks)';
+  if (!findings.length) return plain('security: no findings in captured traffic (turn on network body capture in the extension for header checks)');
   const rows = findings.slice(0, a.limit ?? 50);
-  return `security: ${findings.length} findings\n${rows.map((f) => `[${f.severity}] ${f.what} — ${f.where}${f.count > 1 ? ` (${f.count}×)` : ''}`).join('\n')}`;
+  return fromPage(`security: ${findings.length} findings\n${rows.map((f) => `[${f.severity}] ${pageFlat(f.what)} — ${pageText(f.where, 300)}${f.count > 1 ? ` (${f.count}×)` : ''}`).join('\n')}`);
 }

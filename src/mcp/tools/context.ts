@@ -11,7 +11,10 @@ import type { McpPort, ProducerView } from '../port.js';
 
 export interface PendingAlert {
   severity: 'info' | 'warning' | 'error';
+  /** page text: rendered quoted */
   title: string;
+  /** repeats folded into this one */
+  count: number;
   /** the call that shows the evidence, e.g. observe({what:"errors"}) */
   next: string;
 }

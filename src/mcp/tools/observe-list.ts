@@ -7,7 +7,9 @@
 import { kindId, type Kind } from '../../domain/kinds.js';
 import { badCursor, bySeverityThenNewest, decodeCursor, encodeAt, encodeRest, errorKeysBefore, latestCheckpoint, type FilterArgs, type FoldAnswer, type Group, type KindResult } from '../../query/index.js';
 import { DEFAULT_BUDGET, fill } from '../render/budget.js';
+import { fromPage, type Rendered } from '../render/egress.js';
 import { clock, line } from '../render/format.js';
+import { pageText } from '../render/page-text.js';
 import type { ToolContext } from './context.js';
 import { foldFor } from './fold-call.js';
 
@@ -35,7 +37,7 @@ export function callWith(a: ListArgs, after: string): string {
   return `observe({${[...keep, ['after', after] as const].map(([k, v]) => `${k}:${JSON.stringify(v)}`).join(', ')}})`;
 }
 
-export async function list(ctx: ToolContext, a: ListArgs, kinds: Kind[]): Promise<string> {
+export async function list(ctx: ToolContext, a: ListArgs, kinds: Kind[]): Promise<Rendered> {
   const reader = ctx.reader();
   const cursor = a.after !== undefined ? decodeCursor(a.after, kinds.length) : null;
   if (a.after !== undefined && !cursor) throw badCursor('after', a.after, a.what);
@@ -72,7 +74,7 @@ export async function list(ctx: ToolContext, a: ListArgs, kinds: Kind[]): Promis
   if (omitted.length) out.push(restLine(omitted.length, omitted.reduce((n, g) => n + g.count, 0), shown.length));
   if (moreLine) out.push(moreLine);
   for (const s of shown) out.push(s.text);
-  return out.join('\n');
+  return fromPage(out.join('\n'), shown.length > 0);
 }
 
 /** The first line, given how many lines end up shown. */
@@ -95,7 +97,7 @@ async function newSinceCheckpoint(ctx: ToolContext, folder: FoldAnswer): Promise
   if (!cp) return '';
   const before = await errorKeysBefore(ctx.reader(), cp);
   const fresh = folder.groups.filter((g) => !before.has(g.key)).length;
-  return `${fresh} new signature${fresh === 1 ? '' : 's'} since checkpoint ${JSON.stringify(cp.name)}`;
+  return `${fresh} new signature${fresh === 1 ? '' : 's'} since checkpoint ${pageText(cp.name, 100)}`;
 }
 
 /** Only the filter fields: the query crosses to the scan worker as plain data. */

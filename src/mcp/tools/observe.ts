@@ -11,8 +11,9 @@ import { errorSignature } from '../../domain/signals/signature.js';
 import { rate, METRICS } from '../../domain/signals/vitals.js';
 import { badCursor, decodeCursor, encodeAt, errorContext, findErrors, hitsBefore, lastPage, MAX_CONNS, perfByUrl, wsConnections, type Hit, type Rec } from '../../query/index.js';
 import { DEFAULT_BUDGET, fill } from '../render/budget.js';
-import { budgeted } from '../render/egress.js';
+import { budgeted, fromPage, plain, type Rendered } from '../render/egress.js';
 import { line } from '../render/format.js';
+import { pageText } from '../render/page-text.js';
 import type { ToolContext, ToolResult } from './context.js';
 import { filterOf, list } from './observe-list.js';
 import { oneAtATime } from './per-client.js';
@@ -66,7 +67,8 @@ export async function observe(ctx: ToolContext, a: Args): Promise<ToolResult> {
   // no store, no answer: throws no_ingest before any cursor moves
   ctx.reader();
   const budget = (a.budget ?? DEFAULT_BUDGET) - (a.reserve ?? 0);
-  const answer = (out: string, hint: string): ToolResult => budgeted(ctx, out, budget, hint);
+  // with an alert block riding along, the block carries the page-data note: once per answer
+  const answer = (out: Rendered, hint: string): ToolResult => budgeted(ctx, a.reserve ? { ...out, page: false } : out, budget, hint);
   switch (a.what) {
     case 'summary':
       return answer(await oneAtATime(ctx.client, () => summary(ctx)), 'ask per kind with the calls named above');
@@ -87,7 +89,7 @@ export async function observe(ctx: ToolContext, a: Args): Promise<ToolResult> {
 }
 
 /** Paging back: the `limit` matching records just before the cursor that fit the budget, oldest first. */
-function listBefore(ctx: ToolContext, a: Args, kinds: Kind[]): string {
+function listBefore(ctx: ToolContext, a: Args, kinds: Kind[]): Rendered {
   const reader = ctx.reader();
   const c = decodeCursor(a.before!, kinds.length);
   if (!c) throw badCursor('before', a.before!, a.what);
@@ -100,21 +102,21 @@ function listBefore(ctx: ToolContext, a: Args, kinds: Kind[]): string {
   shown.reverse();
   const first = kinds.map((k, i) => shown.find((s) => s.item.kind === kindId(k))?.item.ord ?? end[i]!);
   const earlier = omitted.length ? `\nearlier: observe({what:"${a.what}", before:"${encodeAt(first)}"})` : '';
-  return `${a.what} (before cursor): ${shown.length} shown${earlier}\n${shown.map((s) => s.text).join('\n')}`.trimEnd();
+  return fromPage(`${a.what} (before cursor): ${shown.length} shown${earlier}\n${shown.map((s) => s.text).join('\n')}`.trimEnd(), shown.length > 0);
 }
 
-async function websocketStatus(ctx: ToolContext, a: Args): Promise<string> {
+async function websocketStatus(ctx: ToolContext, a: Args): Promise<Rendered> {
   const conns = await wsConnections(ctx.reader(), MAX_SCAN, a.tab_id);
-  if (!conns.size) return 'websocket_status: no WebSocket connections captured';
+  if (!conns.size) return plain('websocket_status: no WebSocket connections captured');
   const lines = [...conns.values()].slice(-50).map((c) => {
     const secs = Math.max(1, (c.last - c.first) / 1000);
-    const lastMsg = c.lastMsg ? `${c.lastMsg.outgoing ? '→' : '←'} ${JSON.stringify(c.lastMsg.data)}` : '-';
-    return `${c.id} ${c.state}${c.code !== undefined ? `(${String(c.code)})` : ''} ${c.url} in=${c.in} out=${c.out} rate=${((c.in + c.out) / secs).toFixed(1)}/s last=${lastMsg}`;
+    const lastMsg = c.lastMsg ? `${c.lastMsg.outgoing ? '→' : '←'} ${pageText(c.lastMsg.data, 300)}` : '-';
+    return `${pageText(c.id, 100)} ${c.state}${c.code !== undefined ? `(${String(c.code)})` : ''} ${pageText(c.url, 200)} in=${c.in} out=${c.out} rate=${((c.in + c.out) / secs).toFixed(1)}/s last=${lastMsg}`;
   });
-  return `websocket_status: ${conns.size}${conns.size >= MAX_CONNS ? '+' : ''} connections (${[...conns.values()].filter((c) => c.state === 'open').length} open)\n${lines.join('\n')}`;
+  return fromPage(`websocket_status: ${conns.size}${conns.size >= MAX_CONNS ? '+' : ''} connections (${[...conns.values()].filter((c) => c.state === 'open').length} open)\n${lines.join('\n')}`);
 }
 
-function performance(ctx: ToolContext, a: Args): string {
+function performance(ctx: ToolContext, a: Args): Rendered {
   const by = perfByUrl(ctx.reader());
   const rows: string[] = [];
   for (const [url, snaps] of by) {
@@ -125,17 +127,17 @@ function performance(ctx: ToolContext, a: Args): string {
       const r = rate(m, v);
       return `${m}=${m === 'cls' ? v.toFixed(3) : Math.round(v)}${r ? `(${r})` : ''}`;
     });
-    rows.push(`${url} ${parts.join(' ')} [${snaps.length} loads]`);
+    rows.push(`${pageText(url, 200)} ${parts.join(' ')} [${snaps.length} loads]`);
   }
-  return rows.length ? `performance: latest vitals for ${rows.length} URLs\n${rows.slice(-100).join('\n')}` : 'performance: no page-load snapshots captured';
+  return rows.length ? fromPage(`performance: latest vitals for ${rows.length} URLs\n${rows.slice(-100).join('\n')}`) : plain('performance: no page-load snapshots captured');
 }
 
-function page(ctx: ToolContext): string {
+function page(ctx: ToolContext): Rendered {
   const best = lastPage(ctx.reader());
   const producers = ctx.producers();
   const ext = producers.some((p) => p.client === 'extension') ? 'extension connected' : 'extension NOT connected';
-  if (!best) return `page: nothing reported yet (${ext})`;
-  return `page: ${best.url}${best.tab >= 0 ? ` tab=${best.tab}` : ''}, last reported ${Math.round((Date.now() - best.t) / 1000)}s ago (${ext})`;
+  if (!best) return plain(`page: nothing reported yet (${ext})`);
+  return fromPage(`page: ${pageText(best.url, 500)}${best.tab >= 0 ? ` tab=${best.tab}` : ''}, last reported ${Math.round((Date.now() - best.t) / 1000)}s ago (${ext})`);
 }
 
 function startOrds(ctx: ToolContext, a: Args, kinds: Kind[]): number[] {
@@ -150,7 +152,7 @@ function startOrds(ctx: ToolContext, a: Args, kinds: Kind[]): number[] {
 }
 
 /** Each error with what happened just before it (query/error-bundles.ts finds both), whole bundles within the budget. */
-async function errorBundles(ctx: ToolContext, a: Args): Promise<string> {
+async function errorBundles(ctx: ToolContext, a: Args): Promise<Rendered> {
   const reader = ctx.reader();
   const start = startOrds(ctx, a, ['logs']);
   const windowMs = (a.window_s ?? 5) * 1000;
@@ -161,15 +163,15 @@ async function errorBundles(ctx: ToolContext, a: Args): Promise<string> {
   if (!hits.length) {
     if (!a.after && a.from !== 'start') ctx.client.cursors[k] = r.next;
     // the read stopped on its budget before the newest record: say so, and where to go on
-    if (!r.atEnd) return `error_bundles: no errors in the ${r.scanned} records read so far\nmore: observe({what:"error_bundles", after:"${encodeAt([r.next])}"})`;
-    return `error_bundles: no errors${a.from === 'start' ? ' buffered' : ' since your last look'}`;
+    if (!r.atEnd) return plain(`error_bundles: no errors in the ${r.scanned} records read so far\nmore: observe({what:"error_bundles", after:"${encodeAt([r.next])}"})`);
+    return plain(`error_bundles: no errors${a.from === 'start' ? ' buffered' : ' since your last look'}`);
   }
-  const bundle = (e: Hit): string => [`■ ${line(e)}  sig=${JSON.stringify(errorSignature(e.rec))}`, ...errorContext(reader, e, windowMs).map((h) => `  ${line(h)}`)].join('\n');
+  const bundle = (e: Hit): string => [`■ ${line(e)}  sig=${pageText(errorSignature(e.rec), 300)}`, ...errorContext(reader, e, windowMs).map((h) => `  ${line(h)}`)].join('\n');
   // whole bundles within the budget; the cursor resumes at the first bundle left out, so none is skipped
   const { shown, omitted } = fill(hits, (a.budget ?? DEFAULT_BUDGET) - (a.reserve ?? 0) - 300, limit, bundle);
   const next = omitted.length ? omitted[0]!.ord : r.next;
   if (!a.after && a.from !== 'start') ctx.client.cursors[k] = next;
   const complete = r.atEnd && !omitted.length && hits.length >= r.matched;
   const head = `error_bundles: ${r.matched}${r.atEnd ? '' : '+'} errors, ${shown.length} shown, each with the ${a.window_s ?? 5}s before it${complete ? '' : `\nmore: observe({what:"error_bundles", after:"${encodeAt([next])}"})`}`;
-  return [head, ...shown.map((b) => b.text)].join('\n');
+  return fromPage([head, ...shown.map((b) => b.text)].join('\n'), shown.length > 0);
 }

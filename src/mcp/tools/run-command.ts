@@ -4,8 +4,9 @@
  * command outlives the wait — a query id to fetch later with observe({what:"command_result"}).
  */
 import type { CommandType } from '../../domain/commands.js';
-import { answeredBy, type Outcome, type Query } from '../../clients/commands.js';
+import type { Outcome, ProducerRef, Query } from '../../clients/commands.js';
 import { formatResult } from '../render/command-format.js';
+import { pageFlat, pageText, pageWord } from '../render/page-text.js';
 import { gasolineError } from '../../errors.js';
 import type { ToolContext, ToolResult } from './context.js';
 
@@ -39,7 +40,13 @@ function stillRunning(q: Query): string {
 
 /** Every answer names the producer that gave it (or was sent the command), so a forged one can be traced. */
 function answer(ctx: ToolContext, q: Query, o: Outcome): ToolResult {
-  const by = answeredBy(q.producer, q.answered);
-  if (!o.ok) throw gasolineError(o.code, `${o.message} (${by})`);
+  const by = producerLine(q.producer, q.answered);
+  // the extension words its own refusals, and a page can reach them (a selector it echoes)
+  if (!o.ok) throw gasolineError(o.code, `${pageFlat(o.message)} (${by})`);
   return ctx.text(`${formatResult(q.type, o.result)}\n${by}`);
+}
+
+/** The producer's own words (client, version, session) come from its hello: page-controlled text. */
+function producerLine(p: ProducerRef, answered: boolean): string {
+  return `${answered ? 'answered by' : 'sent to'} producer #${p.id} (client ${pageText(p.client, 64)}, version ${pageWord(p.version)}, session ${pageText(p.session, 64)})`;
 }

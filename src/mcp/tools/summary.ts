@@ -9,7 +9,9 @@ import { errorSignature, pathTemplate } from '../../domain/signals/signature.js'
 import { baselineOf, regressions } from '../../domain/signals/vitals.js';
 import { perfByUrlSliced, ScanBudget, wsTroubleSince, type FoldAnswer, type Group, type Rec } from '../../query/index.js';
 import type { StoreReader } from '../../shm/index.js';
+import { fromPage, type Rendered } from '../render/egress.js';
 import { clock } from '../render/format.js';
+import { pageText, pageWord } from '../render/page-text.js';
 import type { ToolContext } from './context.js';
 import { foldFor } from './fold-call.js';
 
@@ -17,12 +19,10 @@ const MAX_SCAN = 20_000;
 /** rows per section: ten of each is what an agent acts on; the section's call lists the rest */
 const ROWS = 10;
 
-/** for display: says it was cut */
-const cut = (s: string, n: number): string => (s.length > n ? `${s.slice(0, n)}…` : s);
 /** for a filter in a suggested call: a prefix still matches a substring filter, an ellipsis would not */
-const arg = (s: string, n: number): string => JSON.stringify(s.slice(0, n));
+const arg = (s: string, n: number): string => pageText(s.slice(0, n), n);
 
-export async function summary(ctx: ToolContext): Promise<string> {
+export async function summary(ctx: ToolContext): Promise<Rendered> {
   const reader = ctx.reader();
   const from = ctx.client.summaryCursors;
   const latest = KINDS.map((_k, id) => reader.latestOrd(id));
@@ -49,20 +49,22 @@ export async function summary(ctx: ToolContext): Promise<string> {
   alerts(ctx, out);
   section(out, `errors: ${errors.folded.records} (${errors.folded.groups.length} distinct)${errors.hidden ? `, ${errors.hidden} hidden by noise rules` : ''}`, 'observe({what:"errors"})', errors.folded.groups, (g) => {
     const sig = errorSignature(g.example.rec);
-    return `  ×${g.count} ${JSON.stringify(cut(sig, 160))} last ${clock(g.lastTime)} → observe({what:"errors", contains:${JSON.stringify(snippet(g.example.rec))}})`;
+    return `  ×${g.count} ${pageText(sig, 160)} last ${clock(g.lastTime)} → observe({what:"errors", contains:${pageText(snippet(g.example.rec), 60)}})`;
   });
   section(out, `failing requests: ${failing.folded.records} (${failing.folded.groups.length} endpoints)`, 'observe({what:"network", status_min:400})', failing.folded.groups, (g) => {
     const r = g.example.rec;
-    return `  ×${g.count} ${String(r.method ?? 'GET')} ${pathTemplate(String(r.url ?? ''))} → ${String(r.status ?? 'failed')} last ${clock(g.lastTime)} → observe({what:"network", url:${arg(pathOf(String(r.url ?? '')), 120)}, status_min:400})`;
+    return `  ×${g.count} ${pageWord(r.method ?? 'GET')} ${pageText(pathTemplate(String(r.url ?? '')), 200)} → ${String(r.status ?? 'failed')} last ${clock(g.lastTime)} → observe({what:"network", url:${arg(pathOf(String(r.url ?? '')), 120)}, status_min:400})`;
   });
   const wsRows = [...ws.conns.values()].sort((x, y) => Number(y.bad) - Number(x.bad) || y.last - x.last);
   out.push(wsRows.length ? `websocket errors/closes: ${wsRows.length} connections` : 'websocket errors/closes: none');
-  for (const c of wsRows.slice(0, ROWS)) out.push(`  ${JSON.stringify(cut(c.id, 60))} ${c.what.join(' ')}${c.url ? ` ${cut(c.url, 120)}` : ''} → observe({what:"websocket_events", connection_id:${arg(c.id, 200)}})`);
+  for (const c of wsRows.slice(0, ROWS)) out.push(`  ${pageText(c.id, 60)} ${c.what.join(' ')}${c.url ? ` ${pageText(c.url, 120)}` : ''} → observe({what:"websocket_events", connection_id:${arg(c.id, 200)}})`);
   out.push(perf.length ? `performance regressions: ${perf.length} URLs → analyze({target:"performance"})` : 'performance regressions: none new');
   for (const p of perf.slice(0, ROWS)) out.push(`  ${p}`);
   const partial = errors.partial || failing.partial || ws.partial;
   if (partial) out.push('scan paused on a very busy buffer: call summary again for the rest');
-  return out.join('\n');
+  // page data: any row above, a pending alert's title, or what a producer said about itself
+  const page = errors.folded.groups.length + failing.folded.groups.length + wsRows.length + perf.length + (ctx.alerts?.size() ?? 0) + ctx.producers().length > 0;
+  return fromPage(out.join('\n'), page);
 }
 
 /** A literal stretch of the message that `contains` can find: up to the first normalized part. */
@@ -86,8 +88,8 @@ function pathOf(url: string): string {
 function extension(ctx: ToolContext): string {
   const producers = ctx.producers();
   const ext = producers.find((p) => p.client === 'extension');
-  if (ext) return `extension ${ext.version} connected since ${ext.connected_at}`;
-  const others = producers.map((p) => p.client).join(', ');
+  if (ext) return `extension ${pageWord(ext.version)} connected since ${ext.connected_at}`;
+  const others = producers.map((p) => pageWord(p.client)).join(', ');
   return `extension NOT connected${others ? ` (other producers: ${others})` : ''} — ask the user to open Chrome with the Gasoline extension; configure({action:"health"}) for details`;
 }
 
@@ -95,7 +97,7 @@ function alerts(ctx: ToolContext, out: string[]): void {
   if (!ctx.alerts) return;
   const n = ctx.alerts.size();
   out.push(n ? `pending alerts: ${n}` : 'pending alerts: none');
-  for (const a of ctx.alerts.peek(ROWS)) out.push(`  [${a.severity}] ${cut(a.title, 200)} → ${a.next}`);
+  for (const a of ctx.alerts.peek(ROWS)) out.push(`  [${a.severity}] ${pageText(a.title, 200)}${a.count > 1 ? ` ×${a.count}` : ''} → ${a.next}`);
 }
 
 function section(out: string[], head: string, call: string, groups: Group[], row: (g: Group) => string): void {
@@ -131,7 +133,7 @@ async function perfRegressions(reader: StoreReader, work: ScanBudget, since: num
     const last = snaps[snaps.length - 1]!;
     if (last.ord < since || snaps.length < 2) continue;
     const regs = regressions(baselineOf(snaps.slice(0, -1).map((s) => s.timing)), last.timing);
-    if (regs.length) out.push(`${cut(url, 160)}: ${regs.map((r) => `${r.metric} ${r.metric === 'cls' ? r.baseline.toFixed(3) : `${Math.round(r.baseline)}ms`}→${r.metric === 'cls' ? r.current.toFixed(3) : `${Math.round(r.current)}ms`} (${r.change})`).join(', ')} → analyze({target:"performance", url:${arg(url, 160)}})`);
+    if (regs.length) out.push(`${pageText(url, 160)}: ${regs.map((r) => `${r.metric} ${r.metric === 'cls' ? r.baseline.toFixed(3) : `${Math.round(r.baseline)}ms`}→${r.metric === 'cls' ? r.current.toFixed(3) : `${Math.round(r.current)}ms`} (${r.change})`).join(', ')} → analyze({target:"performance", url:${arg(url, 160)}})`);
   }
   return out;
 }

@@ -1,7 +1,8 @@
 /** Passive delivery: a bounded buffer and the synthesis observe shows. */
 import { describe, expect, it } from 'vitest';
 import type { Alert } from '../../../src/domain/alerts/alert.js';
-import { AlertBuffer, formatAlerts, pendingNote, synthesize } from '../../../src/domain/alerts/buffer.js';
+import { AlertBuffer, pendingNote, synthesize } from '../../../src/domain/alerts/buffer.js';
+import { formatAlerts } from '../../../src/mcp/render/alert-block.js';
 
 let n = 0;
 function alert(p: Partial<Alert> & Pick<Alert, 'category' | 'title'>, at = 0): Alert {
@@ -47,7 +48,7 @@ describe('synthesis', () => {
     const lines = text.split('\n');
     expect(lines[0]).toBe('--- ALERTS (4) ---');
     expect(lines[1]).toBe('4 alerts: 2 anomaly, 1 threshold, 1 ci');
-    expect(lines.slice(2).map((l) => l.split(' — ')[0])).toEqual(['[error] anomaly: New exception: b', '[error] anomaly: New exception: a', '[warning] threshold: Extension disconnected', '[info] ci: CI success: web main']);
+    expect(lines.slice(2).map((l) => l.split(' — ')[0])).toEqual(['[error] anomaly: "New exception: b"', '[error] anomaly: "New exception: a"', '[warning] threshold: "Extension disconnected"', '[info] ci: "CI success: web main"']);
     expect(formatAlerts([alert({ category: 'ci', title: 'one' })]).text.split('\n')).toHaveLength(2);
   });
 
