@@ -8,8 +8,9 @@ import { PAGE_NOTE, pageFlat, pageJson, pageText, pageWord as w } from './page-t
 
 const q = (v: unknown): string => pageText(v, Infinity);
 
-export function formatResult(type: CommandType, result: unknown): string {
-  return `${render(type, result)}\n${PAGE_NOTE}`;
+/** `footer` (who answered) goes before the untrusted-data note, which always ends the answer. */
+export function formatResult(type: CommandType, result: unknown, footer?: string): string {
+  return `${render(type, result)}\n${footer ? `${footer}\n` : ''}${PAGE_NOTE}`;
 }
 
 function render(type: CommandType, result: unknown): string {

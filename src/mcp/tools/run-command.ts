@@ -6,7 +6,7 @@
 import type { CommandType } from '../../domain/commands.js';
 import type { Outcome, ProducerRef, Query } from '../../clients/commands.js';
 import { formatResult } from '../render/command-format.js';
-import { pageFlat, pageText, pageWord } from '../render/page-text.js';
+import { pageFlat, pageText } from '../render/page-text.js';
 import { gasolineError } from '../../errors.js';
 import type { ToolContext, ToolResult } from './context.js';
 
@@ -43,10 +43,10 @@ function answer(ctx: ToolContext, q: Query, o: Outcome): ToolResult {
   const by = producerLine(q.producer, q.answered);
   // the extension words its own refusals, and a page can reach them (a selector it echoes)
   if (!o.ok) throw gasolineError(o.code, `${pageFlat(o.message)} (${by})`);
-  return ctx.text(`${formatResult(q.type, o.result)}\n${by}`);
+  return ctx.text(formatResult(q.type, o.result, by));
 }
 
 /** The producer's own words (client, version, session) come from its hello: page-controlled text. */
 function producerLine(p: ProducerRef, answered: boolean): string {
-  return `${answered ? 'answered by' : 'sent to'} producer #${p.id} (client ${pageText(p.client, 64)}, version ${pageWord(p.version)}, session ${pageText(p.session, 64)})`;
+  return `${answered ? 'answered by' : 'sent to'} producer #${p.id} (client ${pageText(p.client, 64)}, version ${pageText(p.version, 32)}, session ${pageText(p.session, 64)})`;
 }
