@@ -10,7 +10,7 @@ import { ScanBudget, scanSliced } from './sliced-scan.js';
 export async function failingEndpoints(reader: StoreReader, from: number, to: number, maxScan: number, wallMs: number): Promise<Map<string, number>> {
   const m = new Map<string, number>();
   const sink = (h: Hit): boolean => {
-    const key = `${String(h.rec.method)} ${pathTemplate(String(h.rec.url))} → ${String(h.rec.status)}`;
+    const key = `${h.rec.method} ${pathTemplate(h.rec.url ?? '')} → ${h.rec.status}`;
     m.set(key, (m.get(key) ?? 0) + 1);
     return true;
   };

@@ -16,10 +16,10 @@ export interface FilterArgs {
 
 const LEVELS = ['debug', 'log', 'info', 'warn', 'error'];
 
-export const isError = (r: Rec): boolean => r.level === 'error' || r.type === 'exception' || (r.type === 'network' && (Number(r.status ?? 0) >= 400 || r.status === undefined || r.error !== undefined));
+export const isError = (r: Rec): boolean => r.level === 'error' || r.type === 'exception' || (r.type === 'network' && ((r.status ?? 0) >= 400 || r.status === undefined || r.error !== undefined));
 
 /** A request that failed: 4xx/5xx, or no answer at all (status 0 or a network error). */
-export const isFailing = (r: Rec): boolean => Number(r.status) >= 400 || Number(r.status) === 0 || r.error !== undefined;
+export const isFailing = (r: Rec): boolean => (r.status !== undefined && (r.status >= 400 || r.status === 0)) || r.error !== undefined;
 
 export function matcher(a: FilterArgs): (r: Rec) => boolean {
   const minLevel = a.min_level ? LEVELS.indexOf(a.min_level) : -1;
@@ -28,10 +28,10 @@ export function matcher(a: FilterArgs): (r: Rec) => boolean {
   return (r) => {
     if (a.what === 'errors' && !isError(r)) return false;
     if (a.what === 'failing' && !isFailing(r)) return false;
-    if (minLevel >= 0 && LEVELS.indexOf(String(r.level)) < minLevel) return false;
-    if (method && String(r.method ?? '').toUpperCase() !== method) return false;
-    if (a.status_min !== undefined && !(Number(r.status) >= a.status_min)) return false;
-    if (a.status_max !== undefined && !(Number(r.status) <= a.status_max)) return false;
+    if (minLevel >= 0 && LEVELS.indexOf(r.level ?? '') < minLevel) return false;
+    if (method && (r.method ?? '').toUpperCase() !== method) return false;
+    if (a.status_min !== undefined && !(r.status !== undefined && r.status >= a.status_min)) return false;
+    if (a.status_max !== undefined && !(r.status !== undefined && r.status <= a.status_max)) return false;
     if (a.connection_id !== undefined && r.id !== a.connection_id) return false;
     if (a.direction !== undefined && r.direction !== a.direction) return false;
     if (a.url) {

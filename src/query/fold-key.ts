@@ -6,16 +6,16 @@
 import { kindName, type KindId } from '../domain/kinds.js';
 import { errorSignature, normalizeMessage, pathTemplate } from '../domain/signals/signature.js';
 
-type Rec = Record<string, unknown>;
+import type { Rec } from './scan.js';
 
 /** 4 breaks the page (exceptions, 5xx, failed requests) … 0 is chatter (debug). */
 export type Severity = 0 | 1 | 2 | 3 | 4;
 
 const s = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v));
 
-function statusSeverity(status: unknown, error: unknown): Severity {
-  const n = Number(status ?? 0);
-  if (error !== undefined || !Number.isFinite(n) || n === 0 || n >= 500) return 4;
+function statusSeverity(status: number | undefined, error: unknown): Severity {
+  const n = status ?? 0;
+  if (error !== undefined || n === 0 || n >= 500) return 4;
   return n >= 400 ? 3 : 1;
 }
 
@@ -38,8 +38,8 @@ export function severity(kind: KindId, r: Rec): Severity {
 }
 
 function selector(r: Rec): string {
-  const sel = (r.selectors ?? {}) as Rec;
-  return s(sel.test_id ?? sel.aria_label ?? sel.id ?? sel.text ?? sel.css_path);
+  const sel = r.selectors;
+  return s(sel?.test_id ?? sel?.aria_label ?? sel?.id ?? sel?.text ?? sel?.css_path);
 }
 
 /**

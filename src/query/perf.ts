@@ -28,7 +28,7 @@ export function perfByUrl(reader: StoreReader, maxScan = PERF_MAX_SCAN): Map<str
   const r = scan(reader, { kind: k, from: reader.tailOrd(k), limit: maxScan, maxScan });
   const by = new Map<string, Load[]>();
   for (const h of r.hits) {
-    const url = String(h.rec.url);
+    const url = h.rec.url ?? '';
     let arr = by.get(url);
     if (!arr) by.set(url, (arr = []));
     arr.push({ ord: h.ord, t: h.clientTime, timing: (h.rec.timing ?? {}) as Timing });
@@ -46,7 +46,7 @@ export async function perfByUrlSliced(reader: StoreReader, work: ScanBudget, max
     limit: 0,
     maxScan,
     sink: (h) => {
-      const url = String(h.rec.url);
+      const url = h.rec.url ?? '';
       let arr = by.get(url);
       if (!arr) {
         if (by.size >= maxUrls) return false;

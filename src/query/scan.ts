@@ -3,9 +3,17 @@
  * notifications share it), so every call examines at most `maxScan` records, decodes only what
  * passes a cheap byte prefilter, and hands back a cursor to continue.
  */
+import type { Kind } from '../domain/kinds.js';
+import type { IngestedRecordOf } from '../domain/wire/schemas.js';
 import type { StoreReader, RecordHeader, RecordView } from '../shm/index.js';
 
-export type Rec = Record<string, unknown>;
+/**
+ * A stored record read back, of any kind: every field any kind has, each typed as the union of
+ * what the kinds that have it store. Our own bytes, validated at ingest: no coercion needed.
+ */
+type AnyKey = { [K in Kind]: keyof IngestedRecordOf<K> }[Kind];
+type FieldOf<K extends Kind, F> = F extends keyof IngestedRecordOf<K> ? IngestedRecordOf<K>[F] : never;
+export type Rec = { readonly [F in AnyKey]?: { [K in Kind]: FieldOf<K, F> }[Kind] };
 
 export interface Hit extends RecordHeader {
   rec: Rec;

@@ -32,15 +32,15 @@ export function securityFindings(reader: StoreReader, maxScan: number, url?: str
   for (const kind of ['network', 'network_bodies'] as const) {
     const k = kindId(kind);
     for (const h of scan(reader, { kind: k, from: reader.tailOrd(k), limit: maxScan, maxScan }).hits) {
-      const reqUrl = String(h.rec.url ?? '');
+      const reqUrl = h.rec.url ?? '';
       if (url && !reqUrl.includes(url)) continue;
       const where = pathTemplate(reqUrl);
       if (/^[a-z]+:\/\/[^/?#]*@/i.test(reqUrl)) add('high', 'credentials in URL (userinfo)', where);
       if (CRED_PARAM.test(reqUrl)) add('high', 'credential-like query parameter in URL', where);
-      const page = String(h.rec.page_url ?? '');
+      const page = h.rec.page_url ?? '';
       if (page.startsWith('https:') && reqUrl.startsWith('http:')) add('medium', 'mixed content (http request from an https page)', where);
       if (kind !== 'network_bodies') continue;
-      const headers = lower((h.rec.response_headers ?? {}) as Record<string, string>);
+      const headers = lower(h.rec.response_headers ?? {});
       const setCookie = headers['set-cookie'];
       if (setCookie) {
         for (const c of setCookie.split(/\n|,(?=\s*[^;=]+=)/)) {
@@ -49,7 +49,7 @@ export function securityFindings(reader: StoreReader, maxScan: number, url?: str
           if (!/;\s*httponly/i.test(c)) add('low', `cookie ${name} without HttpOnly`, where);
         }
       }
-      const ctype = String(h.rec.content_type ?? headers['content-type'] ?? '');
+      const ctype = h.rec.content_type ?? headers['content-type'] ?? '';
       if (ctype.includes('text/html') && Object.keys(headers).length) {
         if (!headers['content-security-policy']) add('medium', 'document without Content-Security-Policy', where);
         if (!headers['x-content-type-options']) add('low', 'document without X-Content-Type-Options: nosniff', where);

@@ -79,7 +79,7 @@ export async function wsTroubleSince(reader: StoreReader, work: ScanBudget, from
     anyOf: TROUBLE_BYTES,
     match: (e) => e.event === 'error' || e.event === 'close',
     sink: (h: Hit) => {
-      const id = String(h.rec.id);
+      const id = h.rec.id ?? '';
       let c = conns.get(id);
       if (!c) {
         if (conns.size >= 200) return false;
@@ -89,7 +89,7 @@ export async function wsTroubleSince(reader: StoreReader, work: ScanBudget, from
       c.last = h.clientTime;
       const bad = h.rec.event === 'error' || abnormalClose(h.rec.code);
       c.bad ||= bad;
-      if (c.what.length < 5) c.what.push(h.rec.event === 'error' ? 'error' : `close(${String(h.rec.code ?? '')})${bad ? '' : ' normal'}`);
+      if (c.what.length < 5) c.what.push(h.rec.event === 'error' ? 'error' : `close(${h.rec.code ?? ''})${bad ? '' : ' normal'}`);
       return true;
     },
   }, work);

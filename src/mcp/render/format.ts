@@ -23,24 +23,24 @@ export function line(h: Hit): string {
     case 'logs':
     case 'ext_logs': {
       if (r.type === 'network') {
-        return `${t} ${String(r.level).toUpperCase()} network ${w(r.method ?? 'GET')} ${host(r.request_url)} → ${r.status ?? 'failed'}${r.error ? ` ${q(r.error, 200)}` : ''}${r.response ? ` body=${q(r.response, 300)}` : ''}${tab}`;
+        return `${t} ${r.level?.toUpperCase()} network ${w(r.method ?? 'GET')} ${host(r.request_url)} → ${r.status ?? 'failed'}${r.error ? ` ${q(r.error, 200)}` : ''}${r.response ? ` body=${q(r.response, 300)}` : ''}${tab}`;
       }
-      const src = r.source ?? (r.filename ? `${String(r.filename)}:${String(r.lineno ?? '')}` : '');
+      const src = r.source ?? (r.filename ? `${r.filename}:${r.lineno ?? ''}` : '');
       const args = Array.isArray(r.args) && r.args.length ? ` args=${q(r.args, 300)}` : '';
       const frame = typeof r.stack === 'string' ? ` at ${q(firstFrame(r.stack), 200)}` : '';
-      return `${t} ${String(r.level).toUpperCase()} ${String(r.type)} ${q(r.message)}${args}${src ? ` (${q(src, 200)})` : ''}${frame}${tab}`;
+      return `${t} ${r.level?.toUpperCase()} ${r.type} ${q(r.message)}${args}${src ? ` (${q(src, 200)})` : ''}${frame}${tab}`;
     }
     case 'network':
-      return `${t} ${w(r.method)} ${host(r.url)} → ${String(r.status)} ${Math.round(Number(r.duration))}ms${r.transfer_size !== undefined ? ` ${String(r.transfer_size)}B` : ''}${r.error ? ` ${q(r.error, 200)}` : ''}${tab}`;
+      return `${t} ${w(r.method)} ${host(r.url)} → ${r.status} ${Math.round(r.duration ?? Number.NaN)}ms${r.transfer_size !== undefined ? ` ${r.transfer_size}B` : ''}${r.error ? ` ${q(r.error, 200)}` : ''}${tab}`;
     case 'network_bodies':
-      return `${t} ${w(r.method)} ${host(r.url)} → ${String(r.status)}${r.content_type ? ` [${q(r.content_type, 100)}]` : ''}${r.request_body ? ` req=${q(r.request_body, 400)}` : ''}${r.response_body ? ` res=${q(r.response_body, 600)}` : ''}${tab}`;
+      return `${t} ${w(r.method)} ${host(r.url)} → ${r.status}${r.content_type ? ` [${q(r.content_type, 100)}]` : ''}${r.request_body ? ` req=${q(r.request_body, 400)}` : ''}${r.response_body ? ` res=${q(r.response_body, 600)}` : ''}${tab}`;
     case 'ws_events':
-      return `${t} ws ${q(r.id, 100)} ${String(r.event)}${r.direction ? ` ${r.direction === 'incoming' ? '←' : '→'}` : ''}${r.data !== undefined ? ` ${q(r.data, 300)}` : ''}${r.code !== undefined ? ` code=${String(r.code)}` : ''}${r.reason ? ` ${q(r.reason, 100)}` : ''}${r.url ? ` ${host(r.url)}` : ''}${tab}`;
+      return `${t} ws ${q(r.id, 100)} ${r.event}${r.direction ? ` ${r.direction === 'incoming' ? '←' : '→'}` : ''}${r.data !== undefined ? ` ${q(r.data, 300)}` : ''}${r.code !== undefined ? ` code=${r.code}` : ''}${r.reason ? ` ${q(r.reason, 100)}` : ''}${r.url ? ` ${host(r.url)}` : ''}${tab}`;
     case 'actions': {
-      const sel = r.selectors as Rec | undefined;
+      const sel = r.selectors;
       const target = sel ? (sel.test_id ? `[data-testid=${w(sel.test_id)}]` : sel.aria_label ? `[aria-label=${q(sel.aria_label, 80)}]` : sel.id ? `#${w(sel.id)}` : sel.text ? `text=${q(sel.text, 80)}` : sel.css_path ? q(sel.css_path, 200) : '') : '';
       const extra = r.type === 'navigate' ? ` ${host(r.from_url)} → ${host(r.to_url)}` : r.value !== undefined ? ` value=${q(r.value, 100)}` : r.key ? ` key=${w(r.key)}` : '';
-      return `${t} ${String(r.type)}${target ? ` ${target}` : ''}${extra}${r.source === 'agent' ? ' (agent)' : ''}${tab}`;
+      return `${t} ${r.type}${target ? ` ${target}` : ''}${extra}${r.source === 'agent' ? ' (agent)' : ''}${tab}`;
     }
     case 'perf': {
       const timing = (r.timing ?? {}) as Rec;

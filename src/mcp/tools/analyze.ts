@@ -160,7 +160,7 @@ async function changes(ctx: ToolContext, ords: number[], name: string, at: strin
   lines.push(newlyFailing.length ? `newly failing endpoints (${newlyFailing.length}):` : 'newly failing endpoints: none');
   for (const [k, n] of newlyFailing.slice(0, 20)) lines.push(`  ${n}× ${pageText(k, 200)}`);
   lines.push(perfDeltas.length ? `performance regressions:\n  ${perfDeltas.join('\n  ')}` : 'performance regressions: none');
-  lines.push(wsErrors.length ? `new WebSocket errors/abnormal closes (${wsErrors.length}): ${wsErrors.slice(0, 10).map((h) => `${pageText(h.rec.id, 100)} ${String(h.rec.event)}${h.rec.code !== undefined ? `(${String(h.rec.code)})` : ''}`).join(', ')}` : 'new WebSocket errors: none');
+  lines.push(wsErrors.length ? `new WebSocket errors/abnormal closes (${wsErrors.length}): ${wsErrors.slice(0, 10).map((h) => `${pageText(h.rec.id, 100)} ${h.rec.event}${h.rec.code !== undefined ? `(${h.rec.code})` : ''}`).join(', ')}` : 'new WebSocket errors: none');
   return fromPage(lines.join('\n'), newSigs.length + newlyFailing.length + perfDeltas.length + wsErrors.length > 0);
 }
 

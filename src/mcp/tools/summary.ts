@@ -53,7 +53,7 @@ export async function summary(ctx: ToolContext): Promise<Rendered> {
   });
   section(out, `failing requests: ${failing.folded.records} (${failing.folded.groups.length} endpoints)`, 'observe({what:"network", status_min:400})', failing.folded.groups, (g) => {
     const r = g.example.rec;
-    return `  ×${g.count} ${pageWord(r.method ?? 'GET')} ${pageText(pathTemplate(String(r.url ?? '')), 200)} → ${String(r.status ?? 'failed')} last ${clock(g.lastTime)} → observe({what:"network", url:${arg(pathOf(String(r.url ?? '')), 120)}, status_min:400})`;
+    return `  ×${g.count} ${pageWord(r.method ?? 'GET')} ${pageText(pathTemplate(r.url ?? ''), 200)} → ${r.status ?? 'failed'} last ${clock(g.lastTime)} → observe({what:"network", url:${arg(pathOf(r.url ?? ''), 120)}, status_min:400})`;
   });
   const wsRows = [...ws.conns.values()].sort((x, y) => Number(y.bad) - Number(x.bad) || y.last - x.last);
   out.push(wsRows.length ? `websocket errors/closes: ${wsRows.length} connections` : 'websocket errors/closes: none');
@@ -69,8 +69,8 @@ export async function summary(ctx: ToolContext): Promise<Rendered> {
 
 /** A literal stretch of the message that `contains` can find: up to the first normalized part. */
 function snippet(r: Rec): string {
-  if (r.type === 'network') return pathOf(String(r.request_url ?? '')).slice(0, 60);
-  const msg = String(r.message ?? '');
+  if (r.type === 'network') return pathOf(r.request_url ?? '').slice(0, 60);
+  const msg = r.message ?? '';
   const m = /^[^"'\\\d<]{3,}/.exec(msg);
   const s = (m ? m[0] : msg).trim();
   // whole words: a cut word still matches, but reads as a typo to the agent

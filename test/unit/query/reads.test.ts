@@ -64,7 +64,7 @@ describe('query reads', () => {
     // one error kept: the cursor resumes right after it, so the second is not skipped
     expect(found.next).toBe(found.hits[0]!.ord + 1);
     const context = errorContext(r, found.hits[0]!, 5000);
-    expect(context.map((h) => h.rec.message ?? h.rec.selector)).toEqual(['#buy', 'slow']);
+    expect(context.map((h) => h.rec.message ?? (h.rec as { selector?: string }).selector)).toEqual(['#buy', 'slow']);
     const back = hitsBefore(r, { kinds: [kindId('logs')], end: [found.hits[0]!.ord + 1], filter: { what: 'logs' }, maxScan: 1000, budgetMs: 100 });
     expect(back.map((h) => h.rec.message)).toEqual(['boom', 'chatter', 'slow']);
   });
