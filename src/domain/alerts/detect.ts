@@ -1,7 +1,9 @@
 /**
  * Detection in the workers: every stored record passes `see()` once, after redaction (so an
- * alert is built from redacted text only). Each check is O(1) against the shared DetectState;
- * alerts are collected and handed over after the batch committed, aggregated by dedup key.
+ * alert is built from redacted text only). `see()` does the record's own work (classify, hash)
+ * and queues what touches the shared DetectState; `take()`, called once the batch committed, runs
+ * those checks in order, each O(1), and hands over the alerts aggregated by dedup key. Nothing of
+ * an uncommitted batch is marked in the shared state, so its retry finds its errors still new.
  */
 import type { IngestedRecord, IngestedRecordOf } from '../wire/schemas.js';
 import { errorSignature, pathTemplate, topFrame } from '../signals/signature.js';
@@ -9,6 +11,7 @@ import { signatureHash } from '../signals/signature-hash.js';
 import { regressions, type Metric } from '../signals/vitals.js';
 import { hash32, PERF_METRICS, type DetectState } from '../../shm/index.js';
 import { correlationId, type Alert, type AlertEnvelope } from './alert.js';
+import { CheckQueue } from './check-queue.js';
 
 /** A signature not seen for this long is "new". */
 export const NEW_ERROR_WINDOW_S = 30;
@@ -40,8 +43,18 @@ export interface DetectorStats {
   lock_skips: number;
 }
 
+// what a queued check is
+const ERROR = 0;
+const NOISE = 1;
+const NETWORK = 2;
+const WS = 3;
+const PERF = 4;
+
+type Queued = IngestedRecordOf<'logs'> | IngestedRecordOf<'ws_events'> | IngestedRecordOf<'perf'> | NetworkSeen;
+
 export class Detector {
   private pending = new Map<string, AlertEnvelope>();
+  private readonly queue = new CheckQueue<Queued>();
 
   constructor(
     private readonly state: DetectState,
@@ -56,14 +69,18 @@ export class Detector {
         break;
       case 'network': {
         const rec = r.rec;
-        this.network({ url: rec.url, status: rec.status, error: rec.error, method: rec.method, duration: rec.duration, response: undefined }, edgeAt, pageUrl);
+        if (failedOr5xx(rec.status, rec.error)) this.queue.push(NETWORK, { url: rec.url, status: rec.status, error: rec.error, method: rec.method, duration: rec.duration, response: undefined }, 0, this.sec(), edgeAt, pageUrl);
         break;
       }
-      case 'ws_events':
-        this.wsEvent(r.rec, edgeAt);
+      case 'ws_events': {
+        const rec = r.rec;
+        const code = rec.code;
+        const abnormal = rec.event === 'error' || (rec.event === 'close' && code !== undefined && code !== 1000 && code !== 1001);
+        if (abnormal) this.queue.push(WS, rec, 0, this.sec(), edgeAt, undefined);
         break;
+      }
       case 'perf':
-        this.perf(r.rec, edgeAt);
+        this.queue.push(PERF, r.rec, 0, this.sec(), edgeAt, undefined);
         break;
       default:
     }
@@ -80,16 +97,47 @@ export class Detector {
     return 1;
   }
 
-  /** The batch committed: what it raised, one envelope per dedup key. */
+  /**
+   * The batch committed: its checks mark the shared state now, in the order its records came, so
+   * a batch still sees its own earlier records (a second copy of a new error is not new). Two
+   * workers committing the same new signature race on the state's lock: the first marks it and
+   * alerts, the second finds it seen. Returns what the batch raised, one envelope per dedup key.
+   */
   take(): AlertEnvelope[] {
+    const q = this.queue;
+    for (let i = 0; i < q.length; i++) {
+      const rec = q.rec[i]!;
+      const sec = q.sec[i]!;
+      const edgeAt = q.edgeAt[i]!;
+      switch (q.kind[i]) {
+        case ERROR:
+          this.newError(rec as IngestedRecordOf<'logs'>, q.key[i]!, sec, edgeAt, q.pageUrl[i]);
+          break;
+        case NOISE:
+          this.noiseGate(rec as IngestedRecordOf<'logs'>, q.key[i]!, sec, edgeAt);
+          break;
+        case NETWORK:
+          this.network(rec as NetworkSeen, sec, edgeAt, q.pageUrl[i]);
+          break;
+        case WS:
+          this.wsEvent(rec as IngestedRecordOf<'ws_events'>, sec, edgeAt);
+          break;
+        case PERF:
+          this.perf(rec as IngestedRecordOf<'perf'>, sec, edgeAt);
+          break;
+        default:
+      }
+    }
+    q.clear();
     if (this.pending.size === 0) return [];
     const out = [...this.pending.values()];
     this.pending.clear();
     return out;
   }
 
-  /** The batch did not commit: forget what it raised. */
+  /** The batch did not commit: forget what it raised, and mark nothing of it. */
   discard(): void {
+    this.queue.clear();
     this.pending.clear();
   }
 
@@ -97,14 +145,14 @@ export class Detector {
     return Math.floor(this.now() / 1000);
   }
 
-  private raise(a: Omit<Alert, 'timestamp' | 'correlation_id'>, edgeAt: number, claimed = false): void {
+  private raise(a: Omit<Alert, 'timestamp' | 'correlation_id'>, sec: number, edgeAt: number, claimed = false): void {
     const prior = this.pending.get(a.dedup_key);
     if (prior) {
       prior.alert.count = (prior.alert.count ?? 1) + (a.count ?? 1);
       return;
     }
     // spikes and performance are rare by construction; the per-event sources share a cap
-    if (!claimed && a.source !== 'spike_detector' && a.source !== 'performance_monitor' && !this.state.claimAlert(this.sec(), scopeOf(a.source, a.url))) return;
+    if (!claimed && a.source !== 'spike_detector' && a.source !== 'performance_monitor' && !this.state.claimAlert(sec, scopeOf(a.source, a.url))) return;
     const alert: Alert = { ...a, timestamp: new Date(this.now()).toISOString(), correlation_id: correlationId(a.source.slice(0, 3)) };
     this.pending.set(a.dedup_key, { alert, edgeTime: edgeAt });
   }
@@ -112,7 +160,10 @@ export class Detector {
   private log(rec: IngestedRecordOf<'logs'>, edgeAt: number, pageUrl?: string): void {
     const sec = this.sec();
     if (rec.type === 'network') {
-      this.network({ url: rec.request_url ?? '', status: rec.status, error: rec.error, method: rec.method ?? 'GET', duration: rec.duration, response: rec.response }, edgeAt, rec.url ?? pageUrl ?? '');
+      if (failedOr5xx(rec.status, rec.error)) {
+        const req: NetworkSeen = { url: rec.request_url ?? '', status: rec.status, error: rec.error, method: rec.method ?? 'GET', duration: rec.duration, response: rec.response };
+        this.queue.push(NETWORK, req, 0, sec, edgeAt, rec.url ?? pageUrl ?? '');
+      }
       return;
     }
     const isError = rec.level === 'error' || rec.type === 'exception';
@@ -121,35 +172,43 @@ export class Detector {
       // this is one hashing pass and a count in this worker's own map, no lock; the shared table
       // only makes sure one worker alerts
       const noiseKey = digitFoldedHash(rec.message ?? '');
-      if (this.countNoise(noiseKey, sec) === NOISE_MIN) {
-        const gate = this.state.touch(noiseKey ^ 0x5bd1e995, sec, NOISE_REALERT_S);
-        if (gate && gate.countInWindow === 1) {
-          const sig = errorSignature(rec);
-          this.raise(
-            {
-              severity: 'info',
-              category: 'noise',
-              title: `Noise: a console ${rec.level} repeats (${NOISE_MIN}× in ${NOISE_WINDOW_S} s)`,
-              detail: `${cut(sig, 300)} — hide it with configure({action:"noise_rule", ...}) if it does not matter`,
-              source: 'noise_detector',
-              dedup_key: `noise:${noiseKey}`,
-              context: { pattern: cut(sig, 300) },
-            },
-            edgeAt,
-          );
-        }
-      }
+      if (this.countNoise(noiseKey, sec) === NOISE_MIN) this.queue.push(NOISE, rec, noiseKey, sec, edgeAt, undefined);
       return;
     }
-    this.state.countError(sec);
-    this.spike(sec, edgeAt);
     // one pass over the message (and the top frame of an exception), not the six regexes of
     // errorSignature: this runs for every error ingested
-    const message = rec.message ?? '';
     const top = rec.stack ? topFrame(rec.stack) : '';
-    const sigHash = signatureHash(top, signatureHash(message));
+    const sigHash = signatureHash(top, signatureHash(rec.message ?? ''));
     // stored with the record: observe folds errors by it without normalizing them again on main
     rec._sig = sigHash;
+    this.queue.push(ERROR, rec, sigHash, sec, edgeAt, pageUrl);
+  }
+
+  /** At commit: the console message hit the noise threshold here; the shared gate makes one worker alert. */
+  private noiseGate(rec: IngestedRecordOf<'logs'>, noiseKey: number, sec: number, edgeAt: number): void {
+    const gate = this.state.touch(noiseKey ^ 0x5bd1e995, sec, NOISE_REALERT_S);
+    if (gate?.countInWindow !== 1) return;
+    const sig = errorSignature(rec);
+    this.raise(
+      {
+        severity: 'info',
+        category: 'noise',
+        title: `Noise: a console ${rec.level} repeats (${NOISE_MIN}× in ${NOISE_WINDOW_S} s)`,
+        detail: `${cut(sig, 300)} — hide it with configure({action:"noise_rule", ...}) if it does not matter`,
+        source: 'noise_detector',
+        dedup_key: `noise:${noiseKey}`,
+        context: { pattern: cut(sig, 300) },
+      },
+      sec,
+      edgeAt,
+    );
+  }
+
+  /** At commit: an error counts toward the spike buckets, and alerts when its signature is new. */
+  private newError(rec: IngestedRecordOf<'logs'>, sigHash: number, sec: number, edgeAt: number, pageUrl: string | undefined): void {
+    this.state.countError(sec);
+    this.spike(sec, edgeAt);
+    const message = rec.message ?? '';
     const seen = this.state.touch(sigHash ^ 0x27d4eb2f, sec, NEW_ERROR_WINDOW_S);
     if (!seen || (seen.lastSeen >= 0 && sec - seen.lastSeen < NEW_ERROR_WINDOW_S)) return;
     // the allowance first: in a flood of new errors, building their text is most of the cost
@@ -167,6 +226,7 @@ export class Detector {
         dedup_key: `error:${sigHash}`,
         context: { signature: cut(sig, 300) },
       },
+      sec,
       edgeAt,
       true,
     );
@@ -189,19 +249,21 @@ export class Detector {
         dedup_key: 'spike',
         context: { recent, per_window_average: Math.round(avgPerWindow * 10) / 10 },
       },
+      sec,
       edgeAt,
     );
   }
 
-  /** A request from a network record or a console record of type network: the fields both carry. */
-  private network(req: NetworkSeen, edgeAt: number, pageUrl?: string): void {
+  /**
+   * At commit, a request from a network record or a console record of type network (the fields
+   * both carry) that failed or answered 5xx: the first within the repeat window alerts, the rest count.
+   */
+  private network(req: NetworkSeen, sec: number, edgeAt: number, pageUrl: string | undefined): void {
     const { url, error, method } = req;
-    // no status: the request never got an answer (counts as a failure)
     const code = req.status ?? Number.NaN;
     const failed = (error !== undefined && error !== '') || !(code > 0);
-    if (!failed && !(code >= 500)) return;
     const key0 = `net:${method} ${pathTemplate(url)} ${failed && !(code >= 500) ? 'failed' : code}`;
-    const seen0 = this.state.touch(hash32(key0), this.sec(), REPEAT_WINDOW_S);
+    const seen0 = this.state.touch(hash32(key0), sec, REPEAT_WINDOW_S);
     const pendingPrior = this.pending.get(key0);
     if (pendingPrior) {
       pendingPrior.alert.count = (pendingPrior.alert.count ?? 1) + 1;
@@ -209,7 +271,7 @@ export class Detector {
     }
     // within the window only the first is sent on
     if (seen0 && seen0.countInWindow > 1) return;
-    if (!this.state.claimAlert(this.sec(), scopeOf('anomaly_detector', url))) return;
+    if (!this.state.claimAlert(sec, scopeOf('anomaly_detector', url))) return;
     const title = failed && !(code >= 500) ? cut(`Network failure: ${method} ${path(url)}${error ? ` (${error})` : ''}`, 200) : cut(`Server error: ${method} ${path(url)} → ${code}`, 200);
     const key = key0;
     this.raise(
@@ -223,18 +285,18 @@ export class Detector {
         dedup_key: key,
         context: pageUrl ? { page_url: cut(pageUrl, 500) } : undefined,
       },
+      sec,
       edgeAt,
       true,
     );
   }
 
-  private wsEvent(rec: IngestedRecordOf<'ws_events'>, edgeAt: number): void {
+  /** At commit: a WebSocket error or abnormal close, once per repeat window. */
+  private wsEvent(rec: IngestedRecordOf<'ws_events'>, sec: number, edgeAt: number): void {
     const code = rec.code;
-    const abnormal = rec.event === 'error' || (rec.event === 'close' && code !== undefined && code !== 1000 && code !== 1001);
-    if (!abnormal) return;
     const url = rec.url ?? '';
     const key = `ws:${pathTemplate(url)}:${rec.event}:${code ?? ''}`;
-    const seen = this.state.touch(hash32(key), this.sec(), REPEAT_WINDOW_S);
+    const seen = this.state.touch(hash32(key), sec, REPEAT_WINDOW_S);
     if (seen && seen.countInWindow > 1 && !this.pending.has(key)) return;
     this.raise(
       {
@@ -246,11 +308,13 @@ export class Detector {
         url: cut(url, 500),
         dedup_key: key,
       },
+      sec,
       edgeAt,
     );
   }
 
-  private perf(rec: IngestedRecordOf<'perf'>, edgeAt: number): void {
+  /** At commit: the snapshot against its URL's baseline, folded in when it is not a regression. */
+  private perf(rec: IngestedRecordOf<'perf'>, sec: number, edgeAt: number): void {
     const url = rec.url;
     const timing = rec.timing;
     const current: Partial<Record<Metric, number>> = {};
@@ -274,6 +338,7 @@ export class Detector {
           dedup_key: `perf:${key}`,
           context: { regressions: found.map((f) => ({ metric: f.metric, baseline: round(f.baseline), current: round(f.current), change: f.change })) },
         },
+        sec,
         edgeAt,
       );
     } else if (r.wasRegressed) {
@@ -287,10 +352,16 @@ export class Detector {
           url: cut(url, 500),
           dedup_key: `perf-ok:${key}`,
         },
+        sec,
         edgeAt,
       );
     }
   }
+}
+
+/** Whether a request goes to the network check; no status: it never got an answer (counts as a failure). */
+function failedOr5xx(status: number | undefined, error: string | undefined): boolean {
+  return (error !== undefined && error !== '') || !(status !== undefined && status > 0) || status >= 500;
 }
 
 /** What the network check needs of a request, from either record kind that describes one. */

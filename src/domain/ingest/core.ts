@@ -9,7 +9,8 @@
  * - a session's items of one task are in arrival order, so the task tracks what it applied;
  * - the item slot is written inside the commit (under the store lock), so a retry after a crash
  *   finds it and answers what the first run answered instead of storing the batch twice;
- * - alerts are published after the commit (an alert for data that was not stored would mislead).
+ * - alerts are published after the commit (an alert for data that was not stored would mislead),
+ *   and detection marks what it saw in the shared state only then (else a retry finds it "seen").
  */
 import type { StagedCommit, CommitOutcome } from '../../shm/index.js';
 import type { AlertEnvelope } from '../alerts/alert.js';
@@ -39,7 +40,9 @@ export interface IngestWriter {
 
 export interface IngestDetector {
   see(r: IngestedRecord, edgeAt: number, pageUrl?: string): void;
+  /** after the commit: marks the batch in the shared detection state and returns its alerts */
   take(): AlertEnvelope[];
+  /** the batch did not commit: nothing of it is marked, so its retry still finds its errors new */
   discard(): void;
 }
 

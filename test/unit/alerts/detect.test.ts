@@ -151,4 +151,33 @@ describe('anomaly detection in the workers', () => {
     d.discard();
     expect(d.take()).toEqual([]);
   });
+
+  it('an uncommitted batch marks nothing shared: the same records raise their alerts when the batch is retried', () => {
+    const { d, state, other } = setup();
+    see(d, 'logs', exception('retried'), 1);
+    see(d, 'network', { method: 'GET', url: 'https://api.test/x', status: 503 }, 1);
+    see(d, 'ws_events', { event: 'error', id: 'c', url: 'wss://app.test/live' }, 1);
+    d.discard();
+    expect(state.errorsIn(1_700_000_000, 60)).toBe(0);
+    const retry = other();
+    see(retry, 'logs', exception('retried'), 2);
+    see(retry, 'logs', exception('retried'), 2);
+    see(retry, 'network', { method: 'GET', url: 'https://api.test/x', status: 503 }, 2);
+    see(retry, 'ws_events', { event: 'error', id: 'c', url: 'wss://app.test/live' }, 2);
+    expect(retry.take().map((e) => [e.alert.source, e.alert.count ?? 1])).toEqual([
+      ['error_detector', 1],
+      ['anomaly_detector', 1],
+      ['anomaly_detector', 1],
+    ]);
+    expect(state.errorsIn(1_700_000_000, 60)).toBe(2);
+  });
+
+  it('two workers that see the same new error before either commits: the first to commit alerts, the other finds it seen', () => {
+    const { d, other } = setup();
+    const d2 = other();
+    see(d, 'logs', exception('raced'), 1);
+    see(d2, 'logs', exception('raced'), 1);
+    expect(d2.take()).toHaveLength(1);
+    expect(d.take()).toHaveLength(0);
+  });
 });

@@ -212,7 +212,26 @@ describe('alerts are published only after the commit', () => {
     expect(r.alerts()).toEqual([]);
   });
 
-  it.todo('a commit that fails after detection: its retry raises the alert the failed attempt claimed (today DetectState is touched in see(), before the commit, so the retry finds the error already "seen" and the alert is lost)');
+  it('a commit that fails after detection: its retry raises the alert (the failed attempt marked nothing "seen")', () => {
+    const r = rig();
+    const item = r.batch(0, S1, -1, { logs: [exception('lost once'), exception('lost once')] });
+    const dying = r.worker({
+      writer: {
+        afterCopy: () => {
+          throw new WorkerExit(70);
+        },
+      },
+    });
+    expect(() => dying.runTask([item], 1000)).toThrow(WorkerExit);
+    expect(r.alerts()).toEqual([]);
+    // the replacement runs the same batch: its first sighting of the error is still new, and the
+    // batch's second copy is not (one alert, not two)
+    expect(r.worker().runTask([item], 1000).outcomes).toEqual([{ kind: 'applied', seq: 0, accepted: 2, rejected: 0 }]);
+    expect(r.alerts().map((a) => a.alert.title)).toEqual([expect.stringContaining('lost once')]);
+    // and once that commit marked it, a later batch of the same error is not new
+    r.worker().runTask([r.batch(1, S1, 0, { logs: [exception('lost once')] })], 1000);
+    expect(r.alerts()).toEqual([]);
+  });
 
   it('duplicates and nacks raise nothing', () => {
     const r = rig();
