@@ -28,7 +28,11 @@ export interface IngestParts {
 export function ingestPort(p: IngestParts): McpPort {
   return {
     reader: () => p.reader,
-    fold: (q) => p.scans.run(q),
+    // the user rules added at run time travel with every folded read (src/query/read-rules.ts)
+    fold: (q) => {
+      const reads = p.redaction.readSpec();
+      return p.scans.run(reads ? { ...q, reads } : q);
+    },
     producers: () => p.ws.producers(),
     health: () => p.health(),
     egress: () => p.redaction.engine,

@@ -20,6 +20,7 @@ import { log } from './log.js';
 import type { McpPort } from './mcp/port.js';
 import { IngestPool } from './pool/ingest-pool.js';
 import { ScanWorker } from './pool/scan-worker.js';
+import { bindReadRules } from './query/index.js';
 import { AlertRingReader } from './shm/alert-ring.js';
 import { DetectState } from './shm/detect-state.js';
 import { allocateStore, StoreReader } from './shm/index.js';
@@ -68,6 +69,8 @@ export async function startApp(o: AppOptions): Promise<App> {
   const store = allocateStore(KINDS.map((k) => config.rings[k]));
   const reader = new StoreReader(store);
   const pool = new IngestPool({ config, store, reader, faultInjection });
+  // reads on main apply the user rules added at run time to records stored before them
+  bindReadRules(reader, () => pool.redaction.reads);
   const scans = new ScanWorker({ store, youngGenerationMb: config.pool.worker_young_generation_mb, faultInjection });
   try {
     log.debug('workers warmed up', await pool.warmup());

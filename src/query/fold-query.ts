@@ -8,10 +8,12 @@
  * was matched, hidden and evicted per kind, and where to continue.
  */
 import type { StoreReader } from '../shm/index.js';
+import type { ReadRulesSpec } from '../domain/redaction/index.js';
 import { errorSignature } from '../domain/signals/signature.js';
 import { matcher, prefilter, type FilterArgs } from './filter.js';
 import { Folder, MAX_GROUPS, type Group } from './fold.js';
 import { hider, type NoiseSpec } from './noise.js';
+import { compiledReadRules } from './read-rules.js';
 import type { ScanResult } from './scan.js';
 import { DEADLINE_MS, ScanBudget, scanSliced } from './sliced-scan.js';
 
@@ -26,6 +28,11 @@ export interface FoldQuery {
   filter: FilterArgs;
   /** the caller's noise rules: matching records are counted as hidden, not folded */
   noise?: NoiseSpec[] | undefined;
+  /**
+   * The user rules added at run time, applied to every record before filters and noise rules
+   * (read-rules.ts); left out, the rules bound to the reader (none in the worker).
+   */
+  reads?: ReadRulesSpec | undefined;
   /** false: every record is its own group (same bound, same fill order) */
   fold: boolean;
   /** what a group is: the fold key (default), or the normalized error signature (analyze's clusters) */
@@ -62,6 +69,7 @@ export async function runFoldQuery(reader: StoreReader, q: FoldQuery): Promise<F
   const folder = new Folder(q.fold, max, q.by === 'signature' ? (h) => errorSignature(h.rec) : undefined);
   const noiseHits: Record<string, number> = {};
   const hide = q.noise?.length ? hider(q.noise, noiseHits) : undefined;
+  const reads = q.reads ? compiledReadRules(q.reads) : undefined;
   const match = matcher(q.filter);
   const pre = prefilter(q.filter);
   const work = new ScanBudget(Math.min(q.wallMs ?? DEADLINE_MS, MAX_WALL_MS));
@@ -76,6 +84,7 @@ export async function runFoldQuery(reader: StoreReader, q: FoldQuery): Promise<F
       ...pre,
       match,
       ...(hide ? { hide } : {}),
+      ...(reads ? { reads } : {}),
       tab: q.tab,
       sink: (h) => folder.add(h),
     }, work);

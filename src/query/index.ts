@@ -6,6 +6,7 @@
  */
 export { decode, scan, type Hit, type Rec, type ScanResult, type ScanSpec } from './scan.js';
 export { lastMatching, type LastSpec } from './last-matching.js';
+export { bindReadRules, compiledReadRules, readRulesOf, redactRead } from './read-rules.js';
 export { DEADLINE_MS, MIN_SCAN, SLICE_MS, ScanBudget, scanSliced } from './sliced-scan.js';
 export { ERROR_BYTES, isError, isFailing, matcher, prefilter, type FilterArgs } from './filter.js';
 export { bySeverityThenNewest, Folder, MAX_GROUPS, type Group } from './fold.js';

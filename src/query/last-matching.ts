@@ -3,6 +3,7 @@
  * context is the handful of records just before it, not the whole range.
  */
 import type { StoreReader, RecordHeader, RecordView, StoredRecord } from '../shm/index.js';
+import { readRulesOf, redactRead } from './read-rules.js';
 import { CHUNK, decode, type Hit, type Rec } from './scan.js';
 
 export interface LastSpec {
@@ -46,9 +47,10 @@ export function lastMatching(reader: StoreReader, s: LastSpec): Hit[] {
     ord = r.next;
   }
   const out: Hit[] = [];
+  const reads = readRulesOf(reader);
   for (let i = candidates.length - 1; i >= 0 && out.length < s.n; i--) {
     const c = candidates[i]!;
-    const rec = decode(c.payload);
+    const rec = reads ? redactRead(reads, c.kind, decode(c.payload)) : decode(c.payload);
     if (s.verify && !s.verify(rec)) continue;
     out.push({ seq: c.seq, ord: c.ord, kind: c.kind, recvTime: c.recvTime, clientTime: c.clientTime, tab: c.tab, rec });
   }

@@ -4,8 +4,10 @@
  * passes a cheap byte prefilter, and hands back a cursor to continue.
  */
 import type { Kind } from '../domain/kinds.js';
+import type { RedactionEngine } from '../domain/redaction/index.js';
 import type { IngestedRecordOf } from '../domain/wire/schemas.js';
 import type { StoreReader, RecordHeader, RecordView } from '../shm/index.js';
+import { readRulesOf, redactRead } from './read-rules.js';
 
 /**
  * A stored record read back, of any kind: every field any kind has, each typed as the union of
@@ -41,6 +43,11 @@ export interface ScanSpec {
    * not every record. Returning false stops the scan before that record (the map is full).
    */
   sink?: (h: Hit) => boolean;
+  /**
+   * The user rules each decoded record gets before `match`/`hide` (read-rules.ts): the scan
+   * worker passes those its query brought; left out, the rules bound to the reader (main).
+   */
+  reads?: RedactionEngine | undefined;
 }
 
 export interface ScanResult {
@@ -82,6 +89,7 @@ export function scan(reader: StoreReader, s: ScanSpec): ScanResult {
         return true;
       }
     : undefined;
+  const reads = s.reads ?? readRulesOf(reader);
   const deadline = s.budgetMs !== undefined ? performance.now() + s.budgetMs : Infinity;
   while (scanned < s.maxScan && performance.now() < deadline) {
     if (s.to !== undefined && ord >= s.to) {
@@ -93,7 +101,7 @@ export function scan(reader: StoreReader, s: ScanSpec): ScanResult {
     scanned += r.scanned;
     for (const rec of r.records) {
       if (s.to !== undefined && rec.ord >= s.to) break;
-      const obj = decode(rec.payload);
+      const obj = reads ? redactRead(reads, rec.kind, decode(rec.payload)) : decode(rec.payload);
       if (s.match && !s.match(obj, rec)) continue;
       if (s.hide?.(obj)) {
         hidden++;

@@ -69,14 +69,15 @@ export interface ArgSecret {
 /**
  * Redacts, in place, what only the list shows; the parts were each redacted already. Returns
  * the texts removed, so the caller can remove them from the message (the extension joins the
- * arguments with spaces into `message`).
+ * arguments with spaces into `message`). `labels: false` (reads, user rules only): labels were
+ * handled at ingest and no user rule depends on them.
  */
-export function redactArgs(args: unknown[], redact: (s: string) => string, count: (cls: string) => void): ArgSecret[] {
+export function redactArgs(args: unknown[], redact: (s: string) => string, count: (cls: string) => void, labels = true): ArgSecret[] {
   const found: ArgSecret[] = [];
   for (let i = 0; i + 1 < args.length; i++) {
     const a = args[i];
     const b = args[i + 1];
-    if (typeof a === 'string' && (typeof b === 'string' || typeof b === 'number') && isLabel(a) && isSecretValue(b) && !String(b).includes(MARK)) {
+    if (labels && typeof a === 'string' && (typeof b === 'string' || typeof b === 'number') && isLabel(a) && isSecretValue(b) && !String(b).includes(MARK)) {
       found.push({ value: String(b), label: a });
       args[i + 1] = `${MARK}keyed_secret]`;
       count('keyed_secret');

@@ -63,7 +63,14 @@ export class RedactionEngine {
   private readonly userPatterns: UserPattern[];
   private readonly tally = new Map<string, number>();
 
-  constructor(private readonly config: z.output<typeof RedactionConfigSchema>) {
+  /**
+   * `builtins: false` is the read-time engine (src/domain/redaction/read-rules.ts): only the user
+   * rules, over text the built-in rules already redacted at ingest, so nothing built-in runs twice.
+   */
+  constructor(
+    private readonly config: z.output<typeof RedactionConfigSchema>,
+    private readonly builtins = true,
+  ) {
     // user patterns run on the linear-time engine (src/domain/patterns/user-pattern.ts), never on V8
     const user: UserRule[] = config.rules.map((r) => {
       try {
@@ -73,7 +80,7 @@ export class RedactionEngine {
         throw e;
       }
     });
-    this.rules = [...user, ...BUILTIN_RULES];
+    this.rules = builtins ? [...user, ...BUILTIN_RULES] : user;
     this.allow = new Set(config.allowlist);
     this.userPatterns = user.map((r) => r.pattern);
   }
@@ -81,7 +88,7 @@ export class RedactionEngine {
   /** Could any rule match? A keyword alone ("token expired") triggers, but no rule fires on it. */
   private mayHold(s: string): boolean {
     for (const p of this.userPatterns) if (p.test(s)) return true;
-    return mayTrigger(s);
+    return this.builtins && mayTrigger(s);
   }
 
   /** Does the text hold a base64 run whose decoding holds a secret? */
@@ -94,7 +101,7 @@ export class RedactionEngine {
   /** The rules, one level down: a run inside a decoded run is not decoded again. */
   private decodedHolds(run: string): boolean {
     const d = decodeRun(run);
-    return d !== null && (isUserPassword(d) || this.applyRules(d, null, false) !== d);
+    return d !== null && ((this.builtins && isUserPassword(d)) || this.applyRules(d, null, false) !== d);
   }
 
   /**
@@ -203,7 +210,7 @@ export class RedactionEngine {
   redactValue(v: unknown, depth = 0): unknown {
     if (typeof v === 'string') return this.redactText(v);
     // a card number sent as a JSON number
-    if (typeof v === 'number' && v >= 1e12 && Number.isSafeInteger(v) && isCard(String(v))) return this.count('card', '[REDACTED:card]');
+    if (this.builtins && typeof v === 'number' && v >= 1e12 && Number.isSafeInteger(v) && isCard(String(v))) return this.count('card', '[REDACTED:card]');
     if (v === null || typeof v !== 'object') return v;
     // deeper than any real payload: nothing below is looked at, so nothing below is kept
     if (depth > 32) return this.count('depth', '[REDACTED:depth]');
@@ -212,7 +219,7 @@ export class RedactionEngine {
     const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
     for (const [k, x] of Object.entries(v)) {
       // {password: "…"} as an object (console args, parsed bodies): the key says what the value is
-      if ((typeof x === 'string' || typeof x === 'number') && isSensitiveKey(k) && isSecretValue(x) && !this.allow.has(String(x))) {
+      if (this.builtins && (typeof x === 'string' || typeof x === 'number') && isSensitiveKey(k) && isSecretValue(x) && !this.allow.has(String(x))) {
         const sv = String(x);
         const scheme = /^(Bearer|Basic|Token|Digest)\s+\S/i.exec(sv)?.[1];
         out[k] = scheme ? this.count(scheme.toLowerCase(), `${scheme} [REDACTED:${scheme.toLowerCase()}]`) : this.count('keyed_secret', '[REDACTED:keyed_secret]');
@@ -231,10 +238,11 @@ export class RedactionEngine {
     const parts: string[] = [];
     let keyed = false;
     for (const k of TEXT_FIELDS[kind]) keyed = collect(rec[k], parts, 0) || keyed;
+    keyed &&= this.builtins;
     const joined = parts.join('\n');
     // indexOf is memchr-fast; the decoded second look is only for text that has an escape at all
     const args = Array.isArray(rec.args) ? (rec.args as unknown[]) : null;
-    if (!keyed && !this.mayHold(joined) && !(args && (hasLabel(args) || this.mayHold(joinedArgs(args) ?? ''))) && !this.encodedSecret(joined) && !((joined.indexOf('%') >= 0 || joined.indexOf('\\') >= 0) && ENCODED.test(joined) && this.mayHoldDecoded(joined))) return rec;
+    if (!keyed && !this.mayHold(joined) && !(args && ((this.builtins && hasLabel(args)) || this.mayHold(joinedArgs(args) ?? ''))) && !this.encodedSecret(joined) && !((joined.indexOf('%') >= 0 || joined.indexOf('\\') >= 0) && ENCODED.test(joined) && this.mayHoldDecoded(joined))) return rec;
     for (const k of TEXT_FIELDS[kind]) {
       const v = rec[k];
       if (v === undefined) continue;
@@ -246,7 +254,7 @@ export class RedactionEngine {
     // same text in the message the extension built from the list
     const list = rec.args;
     if (Array.isArray(list) && list.length >= 2) {
-      const found = redactArgs(list, (t) => this.applyRules(t, null, false), (cls) => this.count(cls, ''));
+      const found = redactArgs(list, (t) => this.applyRules(t, null, false), (cls) => this.count(cls, ''), this.builtins);
       if (found.length && typeof rec.message === 'string') rec.message = scrubMessage(rec.message, found);
     }
     return rec;
@@ -258,6 +266,7 @@ export class RedactionEngine {
     for (const [name, value] of Object.entries(h as Record<string, unknown>)) {
       const lower = name.toLowerCase();
       if (typeof value !== 'string') out[name] = value;
+      else if (!this.builtins) out[name] = this.redactText(value);
       else if (lower === 'set-cookie') out[name] = this.count('cookie', redactSetCookie(value));
       else if (lower === 'cookie') out[name] = this.count('cookie', redactCookie(value));
       // X-Session-Id, X-Refresh-Token, Sid…: a name that says "secret" (the keyed words) is as good as the list
@@ -373,4 +382,14 @@ export function compileRedaction(config: RedactionConfig = {}): RedactionEngine 
   const parsed = RedactionConfigSchema.safeParse(config);
   if (!parsed.success) throw new RedactionConfigError(`redaction config: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   return new RedactionEngine(parsed.data);
+}
+
+/**
+ * The engine reads apply (src/domain/redaction/read-rules.ts): the given user rules only, each
+ * already accepted by the live engine, over text the built-in rules redacted at ingest.
+ */
+export function compileUserOnly(config: RedactionConfig): RedactionEngine {
+  const parsed = RedactionConfigSchema.safeParse(config);
+  if (!parsed.success) throw new RedactionConfigError(`redaction config: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  return new RedactionEngine(parsed.data, false);
 }

@@ -1,4 +1,4 @@
 /** The redaction room's door. */
-export { compileRedaction, RedactionConfigError, RedactionConfigSchema, RedactionEngine, type Finding, type RedactionConfig } from './engine.js';
+export { compileRedaction, compileUserOnly, RedactionConfigError, RedactionConfigSchema, RedactionEngine, type Finding, type RedactionConfig } from './engine.js';
 export { isCard, luhn } from './rules.js';
-export { LiveRedaction, type RedactionRuleSpec } from './live.js';
+export { LiveRedaction, type ReadRulesSpec, type RedactionRuleSpec } from './live.js';
