@@ -25,3 +25,26 @@ describe('design docs', () => {
     });
   }
 });
+
+// docs/SECURITY.md maps every attack to the test that covers it: the file must exist and hold a
+// test of that name, or the row promises a defence nobody checks.
+describe('docs/SECURITY.md', () => {
+  it('names only tests that exist', () => {
+    const text = readFileSync(join(repo, 'docs/SECURITY.md'), 'utf8').replace(/\\\|/g, '|');
+    const refs: Array<{ file: string; name: string | undefined }> = [];
+    for (const line of text.split('\n').filter((l) => l.startsWith('|'))) {
+      const cells = line.split(/(?<!\\)\|/);
+      const cell = cells[cells.length - 2] ?? '';
+      for (const part of cell.split(';')) {
+        const m = /(test\/[\w/.-]+\.test\.ts)(.*)$/.exec(part.trim());
+        if (!m) continue;
+        const names = m[2]!.split(/,? › /).slice(1);
+        if (!names.length) refs.push({ file: m[1]!, name: undefined });
+        for (const n of names) refs.push({ file: m[1]!, name: n.replace(/^\(\d+\) /, '').split(/[%…"(]/)[0]!.trim().slice(0, 40) });
+      }
+    }
+    expect(refs.length).toBeGreaterThan(30);
+    const broken = refs.filter(({ file, name }) => !existsSync(join(repo, file)) || (name !== undefined && !readFileSync(join(repo, file), 'utf8').includes(name)));
+    expect(broken).toEqual([]);
+  });
+});
