@@ -6,7 +6,9 @@
  * client session whatever its transport.
  */
 import type { Config } from './config.js';
+import { join } from 'node:path';
 import { ClientRegistry } from './clients/client-state.js';
+import { TrailBook } from './clients/trail.js';
 import { CommandRouter } from './clients/commands.js';
 import { ciAlert } from './domain/alerts/ci-alert.js';
 import { AlertHub } from './domain/alerts/hub.js';
@@ -17,7 +19,8 @@ import type { LiveRedaction } from './domain/redaction/index.js';
 import { createHealth } from './health.js';
 import { ingestPort } from './app-port.js';
 import { log } from './log.js';
-import type { McpPort } from './mcp/port.js';
+import type { McpObserver, McpPort } from './mcp/port.js';
+import { Metrics } from './metrics.js';
 import { IngestPool } from './pool/ingest-pool.js';
 import { ScanWorker } from './pool/scan-worker.js';
 import { bindReadRules } from './query/index.js';
@@ -55,6 +58,10 @@ export interface App {
   readonly clients: ClientRegistry;
   /** what the MCP tools may ask of this app */
   readonly mcp: McpPort;
+  /** GET /metrics; parts built later register their gauges here (`metrics.gauge(…)`) */
+  readonly metrics: Metrics;
+  /** per-client trails of tool calls, <state_dir>/clients/<id>.jsonl */
+  readonly trails: TrailBook;
   health(): Record<string, unknown>;
   /** stop intake → drain in flight (bounded) → close sockets 1001 → close workers; idempotent */
   close(): Promise<void>;
@@ -91,6 +98,7 @@ export async function startApp(o: AppOptions): Promise<App> {
     config,
     pool,
     health: () => health(),
+    metrics: (): Promise<string> => metrics.text(),
     ciResult: ciIntake(pool.redaction, ci, alerts),
     onResult: (conn, r) => {
       router.onResult(conn.id, r);
@@ -104,6 +112,16 @@ export async function startApp(o: AppOptions): Promise<App> {
   });
   const router = new CommandRouter({ route: () => edge.ws.commandRoute(), send: (id, f) => edge.ws.sendTo(id, f) }, { maxPending: config.commands.max_pending });
   const health = createHealth({ config, startedAt, reader, pool, scans, edge, commands: router, ci, alerts, detect: new DetectState(pool.detectBuffers) });
+  const metrics: Metrics = new Metrics({ reader, pool, scans, stats: edge.stats, alerts, producerSessions: () => edge.ws.sessions.size });
+  const trails = new TrailBook(join(config.state_dir, 'clients'));
+  // every MCP session's calls and pushes, whatever transport carries it, land in one place
+  const observer: McpObserver = {
+    call: (c) => {
+      metrics.toolCall(c.tool, c.ms, c.isError);
+      trails.append(c.clientId, { tool: c.tool, args: c.args, resultChars: c.resultChars, ms: c.ms, ...(c.code ? { code: c.code } : {}) });
+    },
+    push: (ms) => metrics.push(ms),
+  };
 
   // worker alerts arrive through the alert ring; main never blocks on it (Atomics.waitAsync)
   const alertReader = new AlertRingReader(pool.alertRing);
@@ -137,12 +155,14 @@ export async function startApp(o: AppOptions): Promise<App> {
       router.close();
       await scans.close();
       await pool.close(0);
+      // the calls answered before the close are on disk
+      await trails.close();
     })();
     return closing;
   };
 
-  const mcp = ingestPort({ reader, scans, ws: edge.ws, health, redaction: pool.redaction, commands: router, alerts, clients });
-  return { port, reader, pool, scans, ws: edge.ws, stats: edge.stats, ci, alerts, commands: router, clients, mcp, health, close };
+  const mcp = ingestPort({ reader, scans, ws: edge.ws, health, redaction: pool.redaction, commands: router, alerts, clients, observer });
+  return { port, reader, pool, scans, ws: edge.ws, stats: edge.stats, ci, alerts, commands: router, clients, mcp, metrics, trails, health, close };
 }
 
 /** POST /ci-result: validated, redacted, kept (newest 10), and a new result raises an alert. */

@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import type { Config } from './config.js';
 import { createLifecycle } from './lifecycle.js';
 import { log, setLogScrubber } from './log.js';
+import { enableDaemonLog } from './log-file.js';
 import { compileRedaction } from './domain/redaction/index.js';
 import { startApp, type App } from './app.js';
 import { offlinePort } from './app-port.js';
@@ -29,6 +30,7 @@ export async function run(config: Readonly<Config>): Promise<void> {
   // (StateDirError → exit 4, src/cli.ts)
   const fixed = secureStateDir(config.state_dir);
   if (fixed.length) log.warn('state directory modes were not ours alone; set to 0700 (files 0600)', { state_dir: config.state_dir, fixed: fixed.length, first: fixed.slice(0, 5) });
+  if (config.mode === 'server') enableDaemonLog(config.state_dir, config.port);
   let app: App | null = null;
   let port: McpPort;
   try {

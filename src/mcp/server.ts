@@ -19,6 +19,7 @@ import { DEFAULT_BUDGET } from './render/budget.js';
 import { AlertDelivery, type Notify } from './alerts.js';
 import { interact, InteractInput } from './tools/interact.js';
 import type { McpPort } from './port.js';
+import { timedTool, type OnCall } from './call-hook.js';
 
 export interface ToolServerOptions {
   /** the app behind the tools */
@@ -31,6 +32,8 @@ export interface ToolServerOptions {
   mcpHealth?: () => Record<string, unknown>;
   /** sends a notification through the transport's writer; true = written, false = dropped */
   notify?: Notify;
+  /** every finished tool call (metrics, the client's trail); defaults to the port's observer */
+  onCall?: OnCall;
 }
 
 export interface ToolServer {
@@ -69,10 +72,12 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
       await mcp.server.notification(n);
       return true;
     });
-  const alerts = new AlertDelivery((n) => send({ ...n, params: { ...n.params, data: port.egress().redactValue(n.params.data) } }));
+  const alerts = new AlertDelivery((n) => send({ ...n, params: { ...n.params, data: port.egress().redactValue(n.params.data) } }), port.observer && ((ms) => port.observer?.push(ms)));
   alerts.attach(port.alerts);
   // OI-3: a new session starts with streaming off
   mcp.server.oninitialized = () => alerts.stream.reset();
+  const hook = { clientId, onCall: o.onCall ?? (port.observer && ((c) => port.observer?.call(c))), redact: (v: unknown) => port.egress().redactValue(v) };
+  const timed = <A>(tool: string, fn: (a: A) => Promise<ToolResult>) => timedTool(hook, tool, fn);
   const append = (r: ToolResult, extra: string): ToolResult => (extra ? { ...r, content: [...r.content, { type: 'text', text: redact(extra) }] } : r);
   const guard = async (fn: () => ToolResult | Promise<ToolResult>): Promise<ToolResult> => {
     try {
@@ -101,22 +106,22 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
   mcp.registerTool(
     'observe',
     { description: 'What the browser did, new since you last looked. Start with what:"summary". Repeats fold into one line ×count; answers fit budget chars, worst first; follow the after:"…" cursors they name for the rest. Alerts ride along. See gasoline://guide.', inputSchema: ObserveInput },
-    (a) => observeWithAlerts(a),
+    timed('observe', (a) => observeWithAlerts(a)),
   );
   mcp.registerTool(
     'analyze',
     { description: 'Conclusions: error_clusters, performance, changes, security; live page via the extension: dom, page_info, accessibility.', inputSchema: AnalyzeInput },
-    (a) => guard(() => analyze(ctx(), a)),
+    timed('analyze', (a) => guard(() => analyze(ctx(), a))),
   );
   mcp.registerTool(
     'configure',
     { description: 'health, clear, checkpoint, noise_rule, store.', inputSchema: ConfigureInput },
-    (a) => guard(() => configure(ctx(), { stateDir: o.config.state_dir, mcpHealth: o.mcpHealth ?? (() => ({ client_id: clientId })), stream: alerts.stream }, a)),
+    timed('configure', (a) => guard(() => configure(ctx(), { stateDir: o.config.state_dir, mcpHealth: o.mcpHealth ?? (() => ({ client_id: clientId })), stream: alerts.stream }, a))),
   );
   mcp.registerTool(
     'interact',
     { description: 'Drive the page (needs "Allow agent control" in the extension popup). See gasoline://guide.', inputSchema: InteractInput },
-    (a) => guard(() => interact(ctx(), a)),
+    timed('interact', (a) => guard(() => interact(ctx(), a))),
   );
   mcp.registerResource('guide', 'gasoline://guide', { title: 'How to use Gasoline', mimeType: 'text/markdown' }, (uri) => ({
     contents: [{ uri: uri.href, mimeType: 'text/markdown', text: GUIDE }],

@@ -18,8 +18,13 @@ export interface HttpEdgeOptions {
   guard: Guard;
   stats: EdgeStats;
   health: () => Record<string, unknown>;
+  /** GET /metrics: the exposition text, built by the composition root (the edge only serves it) */
+  metrics?: () => Promise<string>;
   ciResult: (body: unknown) => { status: number; body: Record<string, unknown> };
 }
+
+/** Prometheus text exposition 0.0.4, what every scraper accepts */
+const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 const STATUS_TEXT: Record<number, string> = {
   200: 'OK',
@@ -52,9 +57,10 @@ export class HttpEdge {
     }
     app.post('/ci-result', (res, req) => this.ci(res, req));
     app.get('/health', (res, req) => this.health(res, req));
+    app.get('/metrics', (res, req) => this.metrics(res, req));
     app.any('/*', (res, req) => {
       const url = req.getUrl();
-      const known = (HTTP_ROUTES as readonly string[]).includes(url) || url === '/ci-result' || url === '/health';
+      const known = (HTTP_ROUTES as readonly string[]).includes(url) || url === '/ci-result' || url === '/health' || url === '/metrics';
       this.o.stats.httpRequests++;
       const refused = this.o.guard.check(req.getHeader('host'), req.getHeader('origin'));
       if (refused) return this.fail({ res, aborted: false }, refused);
@@ -164,6 +170,37 @@ export class HttpEdge {
     const refused = this.o.guard.check(req.getHeader('host'), req.getHeader('origin'));
     if (refused) return this.fail(reply, refused);
     this.json(reply, 200, this.o.health());
+  }
+
+  /**
+   * Same guard as /health: the figures are ours alone (no foreign page may read them, no rebinding
+   * host). The text is built asynchronously, so an abort in between is honoured.
+   */
+  private metrics(res: HttpResponse, req: HttpRequest): void {
+    this.o.stats.httpRequests++;
+    const reply: Reply = { res, aborted: false };
+    const refused = this.o.guard.check(req.getHeader('host'), req.getHeader('origin'));
+    if (refused) return this.fail(reply, refused);
+    const build = this.o.metrics;
+    if (!build) return this.fail(reply, 'not_found');
+    res.onAborted(() => {
+      reply.aborted = true;
+    });
+    build().then(
+      (text) => {
+        if (reply.aborted) return;
+        this.o.stats.bump(this.o.stats.httpStatus, 200);
+        res.cork(() => {
+          res.writeStatus('200 OK');
+          res.writeHeader('content-type', METRICS_CONTENT_TYPE);
+          res.writeHeader('x-content-type-options', 'nosniff');
+          res.writeHeader('cache-control', 'no-store');
+          res.end(text);
+        });
+        reply.aborted = true;
+      },
+      (e: unknown) => this.fail(reply, 'internal', `metrics failed: ${(e as Error).message}`),
+    );
   }
 
   /**
