@@ -90,9 +90,11 @@ export class ClientTrail {
   }
 
   private async drain(): Promise<void> {
+    let inFlight = 0;
     try {
       while (this.pending.length && !this.disabled) {
         const chunk = this.pending.join('');
+        inFlight = this.pending.length;
         this.pending = [];
         this.pendingBytes = 0;
         const h = await this.file(Buffer.byteLength(chunk));
@@ -101,7 +103,7 @@ export class ClientTrail {
       }
     } catch (e) {
       this.disabled = true;
-      this.dropped += this.pending.length;
+      this.dropped += inFlight + this.pending.length;
       this.pending = [];
       this.pendingBytes = 0;
       log.warn('client trail write failed; the trail is off for this client', { client: this.clientId, error: (e as Error).message });

@@ -42,7 +42,7 @@ interface Sample {
 }
 
 /**
- * A strict reader of text exposition 0.0.4: every line is a HELP, a TYPE or a sample; every sample
+ * A strict reader of text exposition 0.0.4: every line is a HELP, a TYPE, a sample or empty; every sample
  * belongs to a family announced by TYPE before it; names and labels have the allowed shapes; values
  * are numbers. Anything else fails with the line.
  */
@@ -55,6 +55,8 @@ function parseExposition(text: string): { types: Map<string, string>; samples: S
   const labelRe = /^([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\["\\n])*)"(?:,|$)/;
   expect(text.endsWith('\n')).toBe(true);
   for (const line of text.slice(0, -1).split('\n')) {
+    // the format ignores empty lines (prom-client puts one between families)
+    if (line === '') continue;
     let m: RegExpExecArray | null;
     if ((m = new RegExp(`^# HELP (${NAME}) (.*)$`).exec(line))) {
       expect(helps.has(m[1]!), `HELP twice: ${line}`).toBe(false);
