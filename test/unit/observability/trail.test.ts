@@ -31,13 +31,13 @@ describe('client trail', () => {
     const old = process.umask(0o000);
     try {
       const t = new ClientTrail(join(dir, 'clients'), 'abc123', { now: () => Date.UTC(2026, 0, 2, 3, 4, 5) });
-      t.append({ tool: 'observe', args: { what: 'errors' }, resultChars: 120, ms: 3.14159 });
+      t.append({ tool: 'observe', args: { what: 'errors' }, resultChars: 120, ms: 7.12345 });
       t.append({ tool: 'configure', args: { action: 'checkpoint' }, resultChars: 40, ms: 1, code: 'invalid_argument' });
       await t.close();
       expect(statSync(t.path).mode & 0o777).toBe(0o600);
       expect(statSync(join(dir, 'clients')).mode & 0o777).toBe(0o700);
       expect(lines(t.path)).toEqual([
-        { ts: '2026-01-02T03:04:05.000Z', tool: 'observe', args: { what: 'errors' }, result_chars: 120, ms: 3.14 },
+        { ts: '2026-01-02T03:04:05.000Z', tool: 'observe', args: { what: 'errors' }, result_chars: 120, ms: 7.12 },
         { ts: '2026-01-02T03:04:05.000Z', tool: 'configure', args: { action: 'checkpoint' }, result_chars: 40, ms: 1, error: 'invalid_argument' },
       ]);
     } finally {
