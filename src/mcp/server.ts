@@ -31,6 +31,8 @@ export interface ToolServerOptions {
   mcpHealth?: () => Record<string, unknown>;
   /** sends a notification through the transport's writer; true = written, false = dropped */
   notify?: Notify;
+  /** a line the transport adds to the next answer (e.g. notifications it had to drop); '' = none */
+  notes?: () => string;
 }
 
 export interface ToolServer {
@@ -73,13 +75,15 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
   alerts.attach(port.alerts);
   // OI-3: a new session starts with streaming off
   mcp.server.oninitialized = () => alerts.stream.reset();
+  // what rides along on every answer: the pending-alerts note, then the transport's own
+  const note = (): string => [alerts.note(), o.notes?.() ?? ''].filter(Boolean).join('\n');
   const append = (r: ToolResult, extra: string): ToolResult => (extra ? { ...r, content: [...r.content, { type: 'text', text: redact(extra) }] } : r);
   const guard = async (fn: () => ToolResult | Promise<ToolResult>): Promise<ToolResult> => {
     try {
-      return append(await fn(), alerts.note());
+      return append(await fn(), note());
     } catch (e) {
       // a refusal with a code is an answer like any other: the pending-alerts note rides along
-      return e instanceof GasolineError ? append(errorResult(e, redact), alerts.note()) : errorResult(e, redact);
+      return e instanceof GasolineError ? append(errorResult(e, redact), note()) : errorResult(e, redact);
     }
   };
   // observe carries the waiting alerts; they share the caller's budget (a quarter at most, 2 000
@@ -90,7 +94,7 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
     try {
       const r = await observe(ctx(), block.text ? { ...a, reserve: block.text.length + 1 } : a);
       block.commit();
-      return append(r, block.text);
+      return append(r, [block.text, o.notes?.() ?? ''].filter(Boolean).join('\n'));
     } catch (e) {
       if (!(e instanceof GasolineError)) return errorResult(e, redact);
       block.commit();
