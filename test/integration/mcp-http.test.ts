@@ -6,6 +6,7 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest, type ClientRequest } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -63,6 +64,29 @@ const auth = (): Record<string, string> => ({ authorization: `Bearer ${server.to
 const JSON_POST = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
 const mcpHealth = (): { sessions: number; list: Array<Record<string, any>> } => server.health().mcp_http as any;
+
+/** A session opened by hand (initialize + initialized), for what the SDK client would hide. */
+async function rawSession(clientId: string): Promise<string> {
+  const r = await raw('POST', { ...JSON_POST, ...auth(), 'x-gasoline-client': clientId }, INIT);
+  expect(r.status).toBe(200);
+  const sid = r.headers['mcp-session-id'] as string;
+  const ok = await raw('POST', { ...JSON_POST, ...auth(), 'mcp-session-id': sid }, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+  expect(ok.status).toBe(202);
+  return sid;
+}
+
+/** GET the session's SSE stream on a bare socket; the caller decides whether it is ever read. */
+function rawGet(sid: string, extra: Record<string, string> = {}): Socket {
+  const s = connect({ host: '127.0.0.1', port: server.port });
+  const lines = [`GET /mcp HTTP/1.1`, `Host: 127.0.0.1:${server.port}`, `Authorization: Bearer ${server.token}`, 'Accept: text/event-stream', `Mcp-Session-Id: ${sid}`, ...Object.entries(extra).map(([k, v]) => `${k}: ${v}`)];
+  s.write(`${lines.join('\r\n')}\r\n\r\n`);
+  return s;
+}
+
+const toolCall = (sid: string, args: Record<string, unknown>): Promise<{ status: number; body: string }> =>
+  raw('POST', { ...JSON_POST, ...auth(), 'mcp-session-id': sid }, JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'configure', arguments: args } }));
+
+const note = (i: number, pad = 0): Parameters<NonNullable<ReturnType<NonNullable<App['mcpHttp']>['notifyOf']>>>[0] => ({ method: 'notifications/message', params: { level: 'info', logger: 'gasoline', data: { mark: `m-${i}`, pad: 'x'.repeat(pad) } } });
 
 beforeAll(async () => {
   stateDir = mkdtempSync(join(tmpdir(), 'gasoline-mcphttp-'));
@@ -248,5 +272,117 @@ describe('/mcp: refusals', () => {
     const after = await raw('POST', { ...JSON_POST, ...auth(), 'mcp-session-id': sid }, '{"jsonrpc":"2.0","id":2,"method":"tools/list"}');
     expect(after.status).toBe(404);
     void client;
+  });
+});
+
+describe('/mcp: a bridge that stops reading', () => {
+  it('never stalls the daemon nor grows its memory: the backlog stays bounded, drops are counted and said on the next answer', async () => {
+    const sid = await rawSession('never-reads');
+    const sock = rawGet(sid);
+    sock.pause(); // reads nothing, ever: the kernel buffers fill, then ours would
+    const view = () => mcpHealth().list.find((s) => s.session === sid.slice(0, 8))!;
+    await waitFor('the GET stream open', () => view()?.open_streams > 0);
+    const other = await bridge('keeps-reading');
+    const p = await producer('while-stuck');
+    const notify = server.mcpHttp!.notifyOf(sid)!;
+    const rss0 = process.memoryUsage().rss;
+    let refused = 0;
+    let maxBacklog = 0;
+    // 80 MB offered to a client that reads none of it, in rounds, with the rest of the daemon in use
+    for (let round = 0; round < 20; round++) {
+      for (let i = 0; i < 1000; i++) if (!(await notify(note(round * 1000 + i, 4000)))) refused++;
+      maxBacklog = Math.max(maxBacklog, view().backlog_bytes);
+      p.send(batch(round, { logs: [logRecord(round)] }));
+      await p.ackFor(round);
+      const t0 = Date.now();
+      const h = await fetch(`http://127.0.0.1:${server.port}/health`);
+      expect(h.status).toBe(200);
+      expect(Date.now() - t0).toBeLessThan(2000);
+      expect((await other.client.listTools()).tools).toHaveLength(4);
+    }
+    expect(refused).toBeGreaterThan(0);
+    expect(view().notifications_dropped).toBe(refused);
+    // the bound, plus the one event that crossed it
+    expect(maxBacklog).toBeLessThanOrEqual(1024 * 1024 + 8 * 1024);
+    // kept, it would be 80 MB and more; what remains is garbage not yet collected
+    expect(process.memoryUsage().rss - rss0).toBeLessThan(60 * 1024 * 1024);
+    const answer = await toolCall(sid, { action: 'streaming', streaming_action: 'status' });
+    expect(answer.body).toContain(`${refused} notifications were dropped`);
+    const again = await toolCall(sid, { action: 'streaming', streaming_action: 'status' });
+    expect(again.body).not.toContain('dropped:');
+    expect(again.body).not.toContain('notifications were dropped');
+    sock.destroy();
+    await waitFor('the stuck stream released', () => view()?.open_streams === 0);
+  });
+});
+
+describe('/mcp: resumability', () => {
+  it('replays what a reconnecting stream missed (Last-Event-ID), and counts what fell out of the bound', async () => {
+    const sid = await rawSession('resumer');
+    const notify = server.mcpHttp!.notifyOf(sid)!;
+    // no GET stream open: every event is only kept for a resume (256 at most)
+    for (let i = 1; i <= 300; i++) expect(await notify(note(i))).toBe(true);
+    const sock = rawGet(sid, { 'Last-Event-ID': '_GET_stream:250' });
+    let text = '';
+    sock.on('data', (c: Buffer) => {
+      text += c.toString('utf8');
+    });
+    await waitFor('the replay', () => text.includes('"m-300"'));
+    const ids = [...text.matchAll(/^id: (\S+)$/gm)].map((m) => m[1]);
+    expect(ids).toEqual(Array.from({ length: 50 }, (_, i) => `_GET_stream:${251 + i}`));
+    expect(text).not.toContain('"m-250"');
+    sock.destroy();
+    // from an id whose successors were evicted: what is left comes, the rest is counted
+    const late = rawGet(sid, { 'Last-Event-ID': '_GET_stream:10' });
+    let lateText = '';
+    late.on('data', (c: Buffer) => {
+      lateText += c.toString('utf8');
+    });
+    await waitFor('the late replay', () => lateText.includes('"m-300"'));
+    expect(lateText).toContain('"m-45"');
+    expect(lateText).not.toContain('"m-44"');
+    late.destroy();
+    const view = mcpHealth().list.find((s) => s.session === sid.slice(0, 8))!;
+    expect(view.replay_missed).toBe(34);
+    expect((await toolCall(sid, { action: 'streaming', streaming_action: 'status' })).body).toContain('34 pushed events were gone before the stream reconnected');
+  });
+});
+
+describe('/mcp: bounds on sessions', () => {
+  let small: App;
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'gasoline-mcphttp-small-'));
+    small = await startTestServer({ state_dir: dir }, { mcpHttp: true, mcpHttpLimits: { maxSessions: 2, idleMs: 300 } });
+  });
+  afterAll(async () => {
+    await small.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('refuses a session over the cap with a typed error, closes idle ones, and app.close() ends the rest', async () => {
+    const open = async (): Promise<Client> => {
+      const t = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${small.port}/mcp`), { requestInit: { headers: { authorization: `Bearer ${small.token}` } } });
+      const c = new Client({ name: 'cap', version: '1' });
+      await c.connect(t);
+      return c;
+    };
+    const a = await open();
+    const b = await open();
+    await expect(open()).rejects.toThrow(/mcp_sessions_full/);
+    const h = small.health().mcp_http as { sessions: number; list: Array<{ client_id: string }> };
+    expect(h.sessions).toBe(2);
+    // no header: a random id each
+    expect(new Set(h.list.map((s) => s.client_id)).size).toBe(2);
+    expect(h.list.every((s) => /^anon-[0-9a-f]{12}$/.test(s.client_id))).toBe(true);
+    // both hold their GET stream open; closing one client's transport frees it, and it is reaped once idle
+    await a.close();
+    await waitFor('the idle session reaped', () => (small.health().mcp_http as { sessions: number }).sessions === 1, 5000);
+    const c = await open();
+    expect((await c.listTools()).tools).toHaveLength(4);
+    await small.close();
+    expect((small.health().mcp_http as { sessions: number }).sessions).toBe(0);
+    await b.close().catch(() => undefined);
+    await c.close().catch(() => undefined);
   });
 });
