@@ -93,7 +93,9 @@ export function serveFetch(res: HttpResponse, req: HttpRequest, o: ServeFetchOpt
   });
   const method = req.getMethod().toUpperCase();
   const headers = new Headers();
-  req.forEach((k, v) => headers.append(k, v));
+  req.forEach((k, v) => {
+    headers.append(k, v);
+  });
   const query = req.getQuery();
   const url = `http://${headers.get('host') ?? '127.0.0.1'}${req.getUrl()}${query ? `?${query}` : ''}`;
 
