@@ -34,7 +34,7 @@ export async function run(config: Readonly<Config>): Promise<void> {
   let app: App | null = null;
   let port: McpPort;
   try {
-    app = await startApp({ config });
+    app = await startApp({ config, mcpHttp: config.mode === 'server' });
     port = app.mcp;
     log.info('ingest server listening', { version: VERSION, url: `http://127.0.0.1:${app.port}`, threads: app.pool.threads });
   } catch (e) {

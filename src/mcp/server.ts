@@ -34,6 +34,8 @@ export interface ToolServerOptions {
   notify?: Notify;
   /** every finished tool call (metrics, the client's trail); defaults to the port's observer */
   onCall?: OnCall;
+  /** a line the transport adds to the next answer (e.g. notifications it had to drop); '' = none */
+  notes?: () => string;
 }
 
 export interface ToolServer {
@@ -78,13 +80,15 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
   mcp.server.oninitialized = () => alerts.stream.reset();
   const hook = { clientId, onCall: o.onCall ?? (port.observer && ((c) => port.observer?.call(c))), redact: (v: unknown) => port.egress().redactValue(v) };
   const timed = <A>(tool: string, fn: (a: A) => Promise<ToolResult>) => timedTool(hook, tool, fn);
+  // what rides along on every answer: the pending-alerts note, then the transport's own
+  const note = (): string => [alerts.note(), o.notes?.() ?? ''].filter(Boolean).join('\n');
   const append = (r: ToolResult, extra: string): ToolResult => (extra ? { ...r, content: [...r.content, { type: 'text', text: redact(extra) }] } : r);
   const guard = async (fn: () => ToolResult | Promise<ToolResult>): Promise<ToolResult> => {
     try {
-      return append(await fn(), alerts.note());
+      return append(await fn(), note());
     } catch (e) {
       // a refusal with a code is an answer like any other: the pending-alerts note rides along
-      return e instanceof GasolineError ? append(errorResult(e, redact), alerts.note()) : errorResult(e, redact);
+      return e instanceof GasolineError ? append(errorResult(e, redact), note()) : errorResult(e, redact);
     }
   };
   // observe carries the waiting alerts; they share the caller's budget (a quarter at most, 2 000
@@ -95,7 +99,7 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
     try {
       const r = await observe(ctx(), block.text ? { ...a, reserve: block.text.length + 1 } : a);
       block.commit();
-      return append(r, block.text);
+      return append(r, [block.text, o.notes?.() ?? ''].filter(Boolean).join('\n'));
     } catch (e) {
       if (!(e instanceof GasolineError)) return errorResult(e, redact);
       block.commit();

@@ -9,6 +9,7 @@ import { HTTP_ROUTES, type HttpRoute, type ItemOutcome } from '../pool/messages.
 import type { IngestPool } from '../pool/ingest-pool.js';
 import type { ArenaSlice } from '../pool/input-arena.js';
 import type { EdgeStats } from './edge-stats.js';
+import { serveFetch, type FetchHandler } from './fetch-adapter.js';
 import type { Guard } from './guard.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
 
@@ -21,6 +22,8 @@ export interface HttpEdgeOptions {
   /** GET /metrics: the exposition text, built by the composition root (the edge only serves it) */
   metrics?: () => Promise<string>;
   ciResult: (body: unknown) => { status: number; body: Record<string, unknown> };
+  /** a web-standard handler served on one path (MCP for bridges: /mcp), every method; injected so the edge knows nothing of MCP */
+  fetchRoute?: { path: string; handler: FetchHandler; maxBody: number };
 }
 
 /** Prometheus text exposition 0.0.4, what every scraper accepts */
@@ -58,6 +61,8 @@ export class HttpEdge {
     app.post('/ci-result', (res, req) => this.ci(res, req));
     app.get('/health', (res, req) => this.health(res, req));
     app.get('/metrics', (res, req) => this.metrics(res, req));
+    const fr = this.o.fetchRoute;
+    if (fr) app.any(fr.path, (res, req) => this.fetchRoute(res, req, fr));
     app.any('/*', (res, req) => {
       const url = req.getUrl();
       const known = (HTTP_ROUTES as readonly string[]).includes(url) || url === '/ci-result' || url === '/health' || url === '/metrics';
@@ -170,6 +175,16 @@ export class HttpEdge {
     const refused = this.o.guard.check(req.getHeader('host'), req.getHeader('origin'));
     if (refused) return this.fail(reply, refused);
     this.json(reply, 200, this.o.health());
+  }
+
+  /** Host/Origin first, as on every route; then the handler owns the request (its own auth included). */
+  private fetchRoute(res: HttpResponse, req: HttpRequest, fr: NonNullable<HttpEdgeOptions['fetchRoute']>): void {
+    this.o.stats.httpRequests++;
+    const reply: Reply = { res, aborted: false };
+    const refused = this.o.guard.check(req.getHeader('host'), req.getHeader('origin'));
+    if (refused) return this.fail(reply, refused, undefined, true);
+    if (!this.accepting) return this.fail(reply, 'shutting_down', undefined, true);
+    serveFetch(res, req, { handler: fr.handler, maxBody: fr.maxBody, onStatus: (s) => this.o.stats.bump(this.o.stats.httpStatus, s) });
   }
 
   /**
