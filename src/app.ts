@@ -6,7 +6,7 @@
  * client session whatever its transport.
  */
 import type { Config } from './config.js';
-import { ClientRegistry } from './clients/client-state.js';
+import { ClientRegistry } from './clients/registry.js';
 import { CommandRouter } from './clients/commands.js';
 import { ciAlert } from './domain/alerts/ci-alert.js';
 import { AlertHub } from './domain/alerts/hub.js';
@@ -84,7 +84,9 @@ export async function startApp(o: AppOptions): Promise<App> {
   const ci = new CiResults(10);
   const alerts = new AlertHub();
   const thresholds = new ThresholdTracker();
-  const clients = new ClientRegistry();
+  // one per daemon start: its rings are new, so ordinals saved by an earlier one are reset on load
+  // (the lead wires config.clients.max / ttl_s here)
+  const clients = new ClientRegistry({ dir: config.state_dir, max: 32, ttlMs: 3_600_000 });
   // The edge, the router and the health report point at each other. The edge calls back only
   // once it listens, and every part below exists by then.
   const edge = new Edge({
@@ -103,7 +105,7 @@ export async function startApp(o: AppOptions): Promise<App> {
     },
   });
   const router = new CommandRouter({ route: () => edge.ws.commandRoute(), send: (id, f) => edge.ws.sendTo(id, f) }, { maxPending: config.commands.max_pending });
-  const health = createHealth({ config, startedAt, reader, pool, scans, edge, commands: router, ci, alerts, detect: new DetectState(pool.detectBuffers) });
+  const health = createHealth({ config, startedAt, reader, pool, scans, edge, commands: router, ci, alerts, clients, detect: new DetectState(pool.detectBuffers) });
 
   // worker alerts arrive through the alert ring; main never blocks on it (Atomics.waitAsync)
   const alertReader = new AlertRingReader(pool.alertRing);
@@ -120,6 +122,7 @@ export async function startApp(o: AppOptions): Promise<App> {
   } catch (e) {
     clearInterval(thresholdTimer);
     alertReader.close();
+    clients.shutdown();
     await scans.close();
     await pool.close(0);
     throw e;
@@ -135,6 +138,7 @@ export async function startApp(o: AppOptions): Promise<App> {
       await Promise.race([pool.dispatcher.whenIdle(), new Promise((r) => setTimeout(r, drainMs).unref())]);
       edge.closeSockets();
       router.close();
+      clients.shutdown();
       await scans.close();
       await pool.close(0);
     })();
