@@ -124,7 +124,7 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
   );
   mcp.registerTool(
     'configure',
-    { description: 'health, clear, checkpoint, noise_rule, store, redaction, streaming, tab_filter.', inputSchema: ConfigureInput },
+    { description: 'health, clear, checkpoint, noise_rule, store, tab_filter.', inputSchema: ConfigureInput },
     (a) => guard(() => configure(ctx(), { mcpHealth: o.mcpHealth ?? (() => ({ client_id: clientId })), stream: alerts.stream }, a)),
   );
   mcp.registerTool(

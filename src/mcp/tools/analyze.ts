@@ -23,7 +23,7 @@ export const ANALYZE_TARGETS = ['performance', 'changes', 'error_clusters', 'sec
 
 export const AnalyzeInput = {
   target: z.enum(ANALYZE_TARGETS).describe('performance|changes|error_clusters|security|dom|page_info|accessibility'),
-  checkpoint: z.string().max(165).optional().describe('changes: checkpoint name; CLIENT:name for another client\'s'),
+  checkpoint: z.string().max(165).optional().describe('changes: name or CLIENT:name'),
   url: z.string().max(500).optional().describe('url substring'),
   limit: z.number().int().min(1).max(200).optional(),
   budget: z.number().int().min(1000).max(60_000).optional().describe('max chars, default 8000'),

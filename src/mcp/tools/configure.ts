@@ -12,8 +12,8 @@ import { STREAM_EVENTS, type StreamState } from '../../domain/streaming/stream-s
 import { saveStreaming } from './streaming-saved.js';
 
 export const ConfigureInput = {
-  action: z.enum(['health', 'clear', 'checkpoint', 'noise_rule', 'store', 'redaction', 'streaming', 'tab_filter']).describe('health|clear|checkpoint|noise_rule|store|redaction|streaming|tab_filter'),
-  scope: z.enum(['mine', 'all', 'global']).optional().describe('clear: mine (default, your cursors) | all (empties shared buffers for every client); noise_rule add: global (every client); tab_filter: all (clears)'),
+  action: z.enum(['health', 'clear', 'checkpoint', 'noise_rule', 'store', 'redaction', 'streaming', 'tab_filter']),
+  scope: z.enum(['mine', 'all', 'global']).optional().describe('clear: mine (your cursors) | all (empties shared buffers!); noise_rule add: global; tab_filter: all=off'),
   checkpoint_action: z.enum(['create', 'list', 'delete']).optional(),
   noise_action: z.enum(['add', 'remove', 'list']).optional(),
   store_action: z.enum(['get', 'set', 'delete', 'list']).optional(),
@@ -22,8 +22,9 @@ export const ConfigureInput = {
   text: z.string().max(10_000).optional().describe('redaction test'),
   name: z.string().min(1).max(100).optional().describe('checkpoint name'),
   field: z.enum(['message', 'source', 'url']).optional().describe('noise_rule add'),
-  pattern: z.string().min(1).max(500).optional().describe('noise_rule/redaction add: regex; tab_filter: page URL regex'),
-  tab_ids: z.array(z.number().int()).min(1).max(20).optional().describe('tab_filter'),
+  pattern: z.string().min(1).max(500).optional().describe('noise_rule/redaction/tab_filter: regex'),
+  // Chrome tab ids are non-negative int32 (the record header's tab field)
+  tab_ids: z.array(z.number().int().min(0).max(2 ** 31 - 1)).min(1).max(20).optional(),
   id: z.string().max(20).optional().describe('noise_rule remove'),
   streaming_action: z.enum(['enable', 'disable', 'status']).optional().describe('push alerts as notifications/message'),
   events: z.array(z.enum(STREAM_EVENTS)).max(10).optional().describe('streaming: default ["all"]'),
