@@ -5,11 +5,11 @@
  */
 import type { Config } from './config.js';
 import { gasolineError } from './errors.js';
-import { ClientRegistry } from './clients/client-state.js';
+import { ClientRegistry } from './clients/registry.js';
 import type { CommandRouter } from './clients/commands.js';
 import type { AlertHub } from './domain/alerts/hub.js';
 import { compileRedaction, type LiveRedaction } from './domain/redaction/index.js';
-import type { McpObserver, McpPort } from './mcp/port.js';
+import type { ClientSession, McpObserver, McpPort } from './mcp/port.js';
 import type { ScanWorker } from './pool/scan-worker.js';
 import type { StoreReader } from './shm/index.js';
 import type { WsEdge } from './transport/ws.js';
@@ -42,11 +42,26 @@ export function ingestPort(p: IngestParts): McpPort {
     alerts: p.alerts,
     client: (id) => p.clients.get(id),
     observer: p.observer,
+    openSession: (id) => openSession(p.clients, id),
+    peekClient: (id) => p.clients.peek(id),
+  };
+}
+
+function openSession(clients: ClientRegistry, id: string): ClientSession {
+  const state = clients.open(id);
+  let open = true;
+  return {
+    state,
+    close: () => {
+      if (!open) return;
+      open = false;
+      clients.close(id);
+    },
   };
 }
 
 /** Embedded mode with the port taken: every read says why there is no data and how to fix it. */
-export function offlinePort(config: Readonly<Config>, reason: string, clients = new ClientRegistry()): McpPort {
+export function offlinePort(config: Readonly<Config>, reason: string, clients = new ClientRegistry({ dir: config.state_dir })): McpPort {
   const why = `no browser data: the ingest server is not running (${reason}). Stop the other process on port ${config.port} or set GASOLINE_PORT, then restart this MCP server.`;
   // egress still applies the configured rules: nothing else redacts when no worker runs
   const engine = compileRedaction(config.redaction);
@@ -62,5 +77,7 @@ export function offlinePort(config: Readonly<Config>, reason: string, clients = 
     commands: null,
     alerts: null,
     client: (id) => clients.get(id),
+    openSession: (id) => openSession(clients, id),
+    peekClient: (id) => clients.peek(id),
   };
 }

@@ -7,7 +7,7 @@
  */
 import type { Config } from './config.js';
 import { join } from 'node:path';
-import { ClientRegistry } from './clients/client-state.js';
+import { ClientRegistry } from './clients/registry.js';
 import { TrailBook } from './clients/trail.js';
 import { CommandRouter } from './clients/commands.js';
 import { MCP_PATH, writeDaemonToken } from './daemon/contract.js';
@@ -101,7 +101,9 @@ export async function startApp(o: AppOptions): Promise<App> {
   const ci = new CiResults(10);
   const alerts = new AlertHub();
   const thresholds = new ThresholdTracker();
-  const clients = new ClientRegistry();
+  // one per daemon start: its rings are new, so ordinals saved by an earlier one are reset on load
+  // (the lead wires config.clients.max / ttl_s here)
+  const clients = new ClientRegistry({ dir: config.state_dir, max: 32, ttlMs: 3_600_000 });
   // loaded only when bridges are served: the other modes never pay for the SDK's HTTP transport
   const httpMcp = o.mcpHttp ? await import('./mcp/http/index.js') : null;
   let sessions: McpHttpSessions | null = null;
@@ -133,8 +135,9 @@ export async function startApp(o: AppOptions): Promise<App> {
     },
   });
   const router = new CommandRouter({ route: () => edge.ws.commandRoute(), send: (id, f) => edge.ws.sendTo(id, f) }, { maxPending: config.commands.max_pending });
-  const health = createHealth({ config, startedAt, reader, pool, scans, edge, commands: router, ci, alerts, detect: new DetectState(pool.detectBuffers) });
+  const health = createHealth({ config, startedAt, reader, pool, scans, edge, commands: router, ci, alerts, clients, detect: new DetectState(pool.detectBuffers) });
   const metrics: Metrics = new Metrics({ reader, pool, scans, stats: edge.stats, alerts, producerSessions: () => edge.ws.sessions.size });
+  metrics.gauge('gasoline_clients_connected', 'MCP clients with a session open', () => clients.list().filter((c) => c.sessions > 0).length);
   const trails = new TrailBook(join(config.state_dir, 'clients'));
   // every MCP session's calls and pushes, whatever transport carries it, land in one place
   const observer: McpObserver = {
@@ -161,6 +164,7 @@ export async function startApp(o: AppOptions): Promise<App> {
   } catch (e) {
     clearInterval(thresholdTimer);
     alertReader.close();
+    clients.shutdown();
     await scans.close();
     await pool.close(0);
     throw e;
@@ -180,6 +184,7 @@ export async function startApp(o: AppOptions): Promise<App> {
       await Promise.race([pool.dispatcher.whenIdle(), new Promise((r) => setTimeout(r, drainMs).unref())]);
       edge.closeSockets();
       router.close();
+      clients.shutdown();
       await scans.close();
       await pool.close(0);
       // the calls answered before the close are on disk

@@ -62,6 +62,7 @@ export const ERRORS = {
   no_ingest: { http: 503, wsClose: 0, summary: 'the ingest server is not running (its port is taken or it did not start): no browser data, no commands' },
   unknown_name: { http: 404, wsClose: 0, summary: 'no checkpoint, noise rule or store key by that name for this client' },
   limit_reached: { http: 409, wsClose: 0, summary: 'a per-client limit (checkpoints, noise rules, store keys) is reached; remove one first' },
+  client_limit: { http: 503, wsClose: 0, summary: 'the daemon already serves its maximum of clients, each with a session open; close an agent or raise clients.max' },
   buffers_busy: { http: 503, wsClose: 0, summary: 'the shared buffers are being written by ingest right now; try again' },
   bad_cursor: { http: 400, wsClose: 0, summary: 'cursor was not handed out by this kind of result' },
   scan_busy: { http: 503, wsClose: 0, summary: 'too many reads are waiting for the scan worker' },

@@ -4,6 +4,7 @@
  */
 import type { Config } from './config.js';
 import type { CommandRouter } from './clients/commands.js';
+import type { ClientRegistry } from './clients/registry.js';
 import type { CiResults } from './domain/ci-results.js';
 import type { AlertHub } from './domain/alerts/hub.js';
 import { KINDS } from './domain/kinds.js';
@@ -25,6 +26,7 @@ export interface HealthParts {
   ci: CiResults;
   alerts: AlertHub;
   detect: DetectState;
+  clients: ClientRegistry;
 }
 
 export function createHealth(p: HealthParts): () => Record<string, unknown> {
@@ -75,6 +77,8 @@ function report(p: HealthParts): Record<string, unknown> {
     sessions: edge.ws.sessions.size,
     commands: { pending: commands.pendingCount, ...commands.stats },
     ci_results: ci.list().length,
+    // per client: sessions, when seen, unread records still buffered (registry.ts ClientInfo)
+    clients: p.clients.list(reader),
     // unpublished: raised in a worker but too large for an alert slot (a drop, so it is said)
     alerts: { ...alerts.stats, suppressed_at_source: detect.alertsSuppressed, detector_lock_skips: detect.lockSkips, unpublished: pool.alertsUnpublished },
   };

@@ -40,9 +40,11 @@ export class AlertDelivery {
     peek: (limit) => synthesize(this.buffer.peek()).slice(0, limit).map((a) => ({ severity: a.severity, title: a.title, count: a.count, next: nextCall(a) })),
   };
 
-  attach(source: AlertSource | null): void {
+  /** `keep`: the client's tab filter (tools/tab-scope.ts); an alert it drops reaches neither the block nor the stream */
+  attach(source: AlertSource | null, keep?: (a: Alert) => boolean): void {
     if (!source || this.unsubscribe) return;
     this.unsubscribe = source.subscribe((env: AlertEnvelope) => {
+      if (keep && !keep(env.alert)) return;
       this.buffer.add(env.alert);
       // escaped before the stream clips it to its wire caps, so the clip bounds what is sent
       if (this.stream.enabled) this.stream.offer({ ...env, alert: flatAlert(env.alert) });

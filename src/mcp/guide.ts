@@ -53,7 +53,8 @@ mix. \`fold:false\` lists every record on its own line.
 - analyze({target:"performance"}) — per URL, the latest load against the median of earlier loads
   (timing worse by > 20 %, CLS up by > 0.1).
 - analyze({target:"changes", checkpoint:"NAME"}) — new error signatures, newly failing endpoints,
-  performance regressions and WebSocket errors since a checkpoint you made.
+  performance regressions and WebSocket errors since a checkpoint you made ("CLIENT:NAME" names
+  another agent's checkpoint; without the prefix only yours are seen).
 - Every analyze answer fits \`budget\` characters too (default 8 000), whole lines only.
 - analyze({target:"security"}) — credentials in URLs, cookies without Secure/HttpOnly, mixed content,
   documents missing security headers.
@@ -92,8 +93,13 @@ from the user's.
 - checkpoint — checkpoint_action create|list|delete, name. Make one before a fix, then analyze changes.
 - noise_rule — noise_action add|remove|list; field message|source|url, pattern (regex). Hidden
   records are counted in the result header. Defaults hide favicon 404s, HMR and DevTools banners.
+  scope:"global" on add hides for every agent on this server (listed as global; any agent may remove it).
+- tab_filter — pattern (page URL regex) or tab_ids: every tool, the alert block and streaming then
+  keep only those tabs; without either it shows the filter; scope:"all" clears it.
 - clear — scope "mine" resets your cursors; scope "all" empties the shared buffers (destructive).
 - store — store_action get|set|delete|list, key, value: notes that persist for this project.
+  Your checkpoints, noise rules, cursors, store, tab filter and streaming config are kept per client
+  and come back when you reconnect or the server restarts (unused for an hour: forgotten).
 - streaming — see Alerts below.
 
 ## Alerts (nothing to ask for)
@@ -111,7 +117,7 @@ from the user's.
   throttle window). At most one notification per window and 12 per minute; the same category+title
   is sent once per 30 s. events: all | errors | network_errors | performance | ci | noise | threshold.
   streaming_action:"status" reports what was sent, dropped, and the latency from the browser event
-  reaching the server to the line on stdout, split by stage (queue, worker, wake, emit). "disable" stops at once; a new session starts with it off.
+  reaching the server to the line on stdout, split by stage (queue, worker, wake, emit). "disable" stops at once; a new session starts with it off, unless you enabled it before (it is restored).
 
 Secrets are redacted before anything is stored and again in every answer.
 `;

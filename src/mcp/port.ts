@@ -52,6 +52,11 @@ export interface McpObserver {
   push(ms: number): void;
 }
 
+export interface ClientSession {
+  readonly state: ClientState;
+  close(): void;
+}
+
 export interface McpPort {
   /** the shared store; throws GasolineError no_ingest saying why there is none (e.g. the port was taken) */
   reader(): StoreReader;
@@ -67,8 +72,16 @@ export interface McpPort {
   /** null without ingest: no extension can connect */
   readonly commands: CommandPort | null;
   readonly alerts: AlertSource | null;
-  /** one state per client identity, shared by all of that client's sessions */
+  /** one state per client identity, shared by all of that client's sessions; throws client_limit */
   client(id: string): ClientState;
   /** metrics and per-client trails; absent without ingest */
   readonly observer?: McpObserver;
+  /**
+   * A session of this client begins (createToolServer calls it): /health counts it, the client is
+   * not purged while it lasts, and its state is written when it ends. Throws GasolineError
+   * client_limit when every client slot holds a client with a session open. close() is idempotent.
+   */
+  openSession(id: string): ClientSession;
+  /** another client's state, held or saved, without creating it: `B:before` reaches B's checkpoint */
+  peekClient(id: string): ClientState | undefined;
 }

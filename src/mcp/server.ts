@@ -18,6 +18,8 @@ import { observe, ObserveInput } from './tools/observe.js';
 import { DEFAULT_BUDGET } from './render/budget.js';
 import { AlertDelivery, type Notify } from './alerts.js';
 import { interact, InteractInput } from './tools/interact.js';
+import { alertInScope } from './tools/tab-scope.js';
+import { restoreStreaming } from './tools/streaming-saved.js';
 import type { McpPort } from './port.js';
 import { timedTool, type OnCall } from './call-hook.js';
 
@@ -51,6 +53,8 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
     { capabilities: { tools: {}, logging: {}, resources: {} }, instructions: INSTRUCTIONS },
   );
   const { port, clientId } = o;
+  // counted by the registry while it lasts; throws client_limit before anything is built
+  const session = port.openSession(clientId);
   // Egress: every answer passes the same rule set the workers applied at ingest.
   const redact = (s: string): string => port.egress().redactText(s);
   const text = (s: string): ToolResult => ({ content: [{ type: 'text', text: redact(s) }] });
@@ -75,9 +79,19 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
       return true;
     });
   const alerts = new AlertDelivery((n) => send({ ...n, params: { ...n.params, data: port.egress().redactValue(n.params.data) } }), port.observer && ((ms) => port.observer?.push(ms)));
-  alerts.attach(port.alerts);
-  // OI-3: a new session starts with streaming off
-  mcp.server.oninitialized = () => alerts.stream.reset();
+  // the client's tab filter applies to alerts too: another tab's alert reaches neither block nor stream
+  alerts.attach(port.alerts, (a) => alertInScope(port, port.client(clientId), a));
+  // OI-3: a new session starts with streaming off — unless this client enabled it before and saved
+  // it (a bridge reconnecting, the daemon restarted, the agent restarted in the same project): then
+  // its first initialize restores it. A later initialize in the same session starts over (off).
+  let initialized = false;
+  mcp.server.oninitialized = () => {
+    alerts.stream.reset();
+    const client = port.client(clientId);
+    if (!initialized) restoreStreaming(alerts.stream, client);
+    else if (client.streaming) client.setStreaming(null);
+    initialized = true;
+  };
   const hook = { clientId, onCall: o.onCall ?? (port.observer && ((c) => port.observer?.call(c))), redact: (v: unknown) => port.egress().redactValue(v) };
   const timed = <A>(tool: string, fn: (a: A) => Promise<ToolResult>) => timedTool(hook, tool, fn);
   // what rides along on every answer: the pending-alerts note, then the transport's own
@@ -119,8 +133,8 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
   );
   mcp.registerTool(
     'configure',
-    { description: 'health, clear, checkpoint, noise_rule, store.', inputSchema: ConfigureInput },
-    timed('configure', (a) => guard(() => configure(ctx(), { stateDir: o.config.state_dir, mcpHealth: o.mcpHealth ?? (() => ({ client_id: clientId })), stream: alerts.stream }, a))),
+    { description: 'health, clear, checkpoint, noise_rule, store, tab_filter.', inputSchema: ConfigureInput },
+    timed('configure', (a) => guard(() => configure(ctx(), { mcpHealth: o.mcpHealth ?? (() => ({ client_id: clientId })), stream: alerts.stream }, a))),
   );
   mcp.registerTool(
     'interact',
@@ -130,5 +144,12 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
   mcp.registerResource('guide', 'gasoline://guide', { title: 'How to use Gasoline', mimeType: 'text/markdown' }, (uri) => ({
     contents: [{ uri: uri.href, mimeType: 'text/markdown', text: GUIDE }],
   }));
-  return { mcp, alerts, close: () => alerts.close() };
+  return {
+    mcp,
+    alerts,
+    close: () => {
+      alerts.close();
+      session.close();
+    },
+  };
 }

@@ -9,6 +9,7 @@ import { matcher, prefilter, type FilterArgs } from './filter.js';
 import { lastMatching } from './last-matching.js';
 import type { Hit, Rec } from './scan.js';
 import { ScanBudget, scanSliced } from './sliced-scan.js';
+import type { TabScope } from './tab-scope.js';
 
 export interface ErrorsSpec {
   from: number;
@@ -19,6 +20,7 @@ export interface ErrorsSpec {
   filter: FilterArgs;
   hide?: (rec: Rec) => boolean;
   tab?: number | undefined;
+  scope?: TabScope | undefined;
 }
 
 export interface FoundErrors {
@@ -44,6 +46,7 @@ export async function findErrors(reader: StoreReader, s: ErrorsSpec): Promise<Fo
     match: matcher(filter),
     ...(s.hide ? { hide: s.hide } : {}),
     tab: s.tab,
+    scope: s.scope,
     sink: (h) => {
       if (hits.length < s.limit) {
         hits.push(h);

@@ -14,6 +14,7 @@ import { matcher, prefilter, type FilterArgs } from './filter.js';
 import { Folder, MAX_GROUPS, type Group } from './fold.js';
 import { hider, type NoiseSpec } from './noise.js';
 import { compiledReadRules } from './read-rules.js';
+import type { TabScope } from './tab-scope.js';
 import type { ScanResult } from './scan.js';
 import { DEADLINE_MS, ScanBudget, scanSliced } from './sliced-scan.js';
 
@@ -40,6 +41,8 @@ export interface FoldQuery {
   /** distinct groups at most (default MAX_GROUPS, at most MAX_GROUPS_LIMIT); when full the scan stops */
   maxGroups?: number | undefined;
   tab?: number | undefined;
+  /** the caller's tab filter, as data (tab-scope.ts) */
+  scope?: TabScope | undefined;
   /**
    * Wall-clock bound once the first MIN_SCAN records are read (default DEADLINE_MS, at most
    * MAX_WALL_MS). observe keeps the default: an agent polling a flood gets a quick partial answer
@@ -86,6 +89,7 @@ export async function runFoldQuery(reader: StoreReader, q: FoldQuery): Promise<F
       ...(hide ? { hide } : {}),
       ...(reads ? { reads } : {}),
       tab: q.tab,
+      scope: q.scope,
       sink: (h) => folder.add(h),
     }, work);
     results.push({ matched: r.matched, hidden: r.hidden, scanned: r.scanned, missed: r.missed, next: r.next, atEnd: r.atEnd, stopped: r.stopped === true });

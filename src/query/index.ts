@@ -12,7 +12,7 @@ export { ERROR_BYTES, isError, isFailing, matcher, prefilter, type FilterArgs } 
 export { bySeverityThenNewest, Folder, MAX_GROUPS, type Group } from './fold.js';
 export { foldKey, severity, type Severity } from './fold-key.js';
 export { MAX_GROUPS_LIMIT, MAX_WALL_MS, runFoldQuery, type FoldAnswer, type FoldQuery, type KindResult } from './fold-query.js';
-export { BUILTIN_NOISE, compileNoise, hider, noiseField, type NoiseField, type NoiseSpec, type NoiseTest } from './noise.js';
+export { BUILTIN_NOISE, compileNoise, hider, MAX_NOISE_PATTERN, noiseField, type NoiseField, type NoiseSpec, type NoiseTest } from './noise.js';
 export { badCursor, decodeCursor, encodeAt, encodeRest, type Cursor } from './cursor.js';
 export { errorKeysBefore, latestCheckpoint, type CheckpointMark } from './checkpoint-keys.js';
 export { loadsSince, PERF_MAX_SCAN, perfByUrl, perfByUrlSliced, type Load, type Timing } from './perf.js';
@@ -21,4 +21,6 @@ export { lastPage, type LastPage } from './page.js';
 export { hitsBefore, type BackSpec } from './page-back.js';
 export { errorContext, findErrors, type ErrorsSpec, type FoundErrors } from './error-bundles.js';
 export { failingEndpoints } from './failing.js';
+export { compileTabPattern, headerOnly, inScope, MAX_TAB_PATTERN, pageUrlOf, type TabScope } from './tab-scope.js';
+export { recentTabPages } from './tab-pages.js';
 export { securityFindings, type FindingSeverity, type SecurityFinding } from './security.js';

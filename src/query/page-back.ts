@@ -5,6 +5,7 @@
 import type { StoreReader } from '../shm/index.js';
 import { matcher, prefilter, type FilterArgs } from './filter.js';
 import { scan, type Hit, type Rec } from './scan.js';
+import type { TabScope } from './tab-scope.js';
 
 export interface BackSpec {
   kinds: number[];
@@ -14,6 +15,7 @@ export interface BackSpec {
   /** records hidden (noise) are skipped */
   hide?: (rec: Rec) => boolean;
   tab?: number | undefined;
+  scope?: TabScope | undefined;
   /** records examined at most, for all kinds together (split evenly) */
   maxScan: number;
   /** wall-clock bound for the whole read, split evenly over the kinds */
@@ -28,7 +30,7 @@ export function hitsBefore(reader: StoreReader, s: BackSpec): Hit[] {
   s.kinds.forEach((id, i) => {
     const end = s.end[i]!;
     const from = Math.max(reader.tailOrd(id), end - back);
-    const r = scan(reader, { kind: id, from, limit: back, maxScan: back, budgetMs: s.budgetMs / s.kinds.length, ...pre, match: (rec, h) => h.ord < end && match(rec), ...(s.hide ? { hide: s.hide } : {}), tab: s.tab });
+    const r = scan(reader, { kind: id, from, limit: back, maxScan: back, budgetMs: s.budgetMs / s.kinds.length, ...pre, match: (rec, h) => h.ord < end && match(rec), ...(s.hide ? { hide: s.hide } : {}), tab: s.tab, scope: s.scope });
     hits.push(...r.hits);
   });
   return hits.sort((x, y) => y.seq - x.seq);

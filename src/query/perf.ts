@@ -9,6 +9,7 @@ import type { StoreReader } from '../shm/index.js';
 import { scan } from './scan.js';
 import type { ScanBudget } from './sliced-scan.js';
 import { scanSliced } from './sliced-scan.js';
+import type { TabScope } from './tab-scope.js';
 
 export type Timing = Partial<Record<Metric, number | null>>;
 
@@ -23,9 +24,9 @@ export interface Load {
 export const PERF_MAX_SCAN = 20_000;
 
 /** Every load buffered, per URL (up to maxScan records). */
-export function perfByUrl(reader: StoreReader, maxScan = PERF_MAX_SCAN): Map<string, Load[]> {
+export function perfByUrl(reader: StoreReader, maxScan = PERF_MAX_SCAN, scope?: TabScope): Map<string, Load[]> {
   const k = kindId('perf');
-  const r = scan(reader, { kind: k, from: reader.tailOrd(k), limit: maxScan, maxScan });
+  const r = scan(reader, { kind: k, from: reader.tailOrd(k), limit: maxScan, maxScan, scope });
   const by = new Map<string, Load[]>();
   for (const h of r.hits) {
     const url = h.rec.url ?? '';
@@ -37,7 +38,7 @@ export function perfByUrl(reader: StoreReader, maxScan = PERF_MAX_SCAN): Map<str
 }
 
 /** The same read in slices, for a caller that shares the main thread with pushes; at most maxUrls URLs. */
-export async function perfByUrlSliced(reader: StoreReader, work: ScanBudget, maxScan: number, maxUrls: number): Promise<Map<string, Load[]>> {
+export async function perfByUrlSliced(reader: StoreReader, work: ScanBudget, maxScan: number, maxUrls: number, scope?: TabScope): Promise<Map<string, Load[]>> {
   const k = kindId('perf');
   const by = new Map<string, Load[]>();
   await scanSliced(reader, {
@@ -45,6 +46,7 @@ export async function perfByUrlSliced(reader: StoreReader, work: ScanBudget, max
     from: reader.tailOrd(k),
     limit: 0,
     maxScan,
+    scope,
     sink: (h) => {
       const url = h.rec.url ?? '';
       let arr = by.get(url);
@@ -60,7 +62,7 @@ export async function perfByUrlSliced(reader: StoreReader, work: ScanBudget, max
 }
 
 /** A URL's loads from ordinal `from` on (a checkpoint's), oldest first. */
-export function loadsSince(reader: StoreReader, url: string, from: number, maxScan: number): Load[] {
+export function loadsSince(reader: StoreReader, url: string, from: number, maxScan: number, scope?: TabScope): Load[] {
   const k = kindId('perf');
-  return scan(reader, { kind: k, from: Math.max(from, reader.tailOrd(k)), limit: 1000, maxScan, match: (r) => r.url === url }).hits.map((h) => ({ ord: h.ord, t: h.clientTime, timing: (h.rec.timing ?? {}) as Timing }));
+  return scan(reader, { kind: k, from: Math.max(from, reader.tailOrd(k)), limit: 1000, maxScan, scope, match: (r) => r.url === url }).hits.map((h) => ({ ord: h.ord, t: h.clientTime, timing: (h.rec.timing ?? {}) as Timing }));
 }

@@ -8,6 +8,7 @@ import type { RedactionEngine } from '../domain/redaction/index.js';
 import type { IngestedRecordOf } from '../domain/wire/schemas.js';
 import type { StoreReader, RecordHeader, RecordView } from '../shm/index.js';
 import { readRulesOf, redactRead } from './read-rules.js';
+import { headerOnly, inScope, type TabScope } from './tab-scope.js';
 
 /**
  * A stored record read back, of any kind: every field any kind has, each typed as the union of
@@ -34,6 +35,8 @@ export interface ScanSpec {
   /** records hidden (noise) are counted, not returned */
   hide?: (rec: Rec) => boolean;
   tab?: number | undefined;
+  /** the caller's tab filter (tab-scope.ts): records of other tabs are skipped, not counted */
+  scope?: TabScope | undefined;
   /** stop scanning after this many ms (checked between chunks): the main thread serves pushes too */
   budgetMs?: number;
   /** stop before this ordinal (a page of a range already answered) */
@@ -81,9 +84,13 @@ export function scan(reader: StoreReader, s: ScanSpec): ScanResult {
   let next = s.from;
   let atEnd = false;
   let stopped = false;
-  const filter = s.anyOf || s.allOf || s.tab !== undefined
+  const scope = s.scope;
+  const byHeader = scope !== undefined && headerOnly(scope) ? scope.tabs : undefined;
+  const byPage = scope !== undefined && !headerOnly(scope) ? scope : undefined;
+  const filter = s.anyOf || s.allOf || s.tab !== undefined || byHeader
     ? (v: RecordView) => {
         if (s.tab !== undefined && v.tab !== s.tab) return false;
+        if (byHeader && !byHeader.includes(v.tab)) return false;
         if (s.allOf && !s.allOf.every((b) => v.has(b))) return false;
         if (s.anyOf && !s.anyOf.some((b) => v.has(b))) return false;
         return true;
@@ -102,6 +109,7 @@ export function scan(reader: StoreReader, s: ScanSpec): ScanResult {
     for (const rec of r.records) {
       if (s.to !== undefined && rec.ord >= s.to) break;
       const obj = reads ? redactRead(reads, rec.kind, decode(rec.payload)) : decode(rec.payload);
+      if (byPage && !inScope(byPage, rec.kind, rec.tab, obj)) continue;
       if (s.match && !s.match(obj, rec)) continue;
       if (s.hide?.(obj)) {
         hidden++;

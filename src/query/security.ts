@@ -6,6 +6,7 @@ import { kindId } from '../domain/kinds.js';
 import { pathTemplate } from '../domain/signals/signature.js';
 import type { StoreReader } from '../shm/index.js';
 import { scan } from './scan.js';
+import type { TabScope } from './tab-scope.js';
 
 export type FindingSeverity = 'high' | 'medium' | 'low';
 
@@ -21,7 +22,7 @@ const CRED_PARAM = /[?&](?:password|passwd|pwd|token|access_token|api_key|apikey
 const ORDER: Record<FindingSeverity, number> = { high: 0, medium: 1, low: 2 };
 
 /** All findings, high first then most frequent; `url` keeps only requests whose URL contains it. */
-export function securityFindings(reader: StoreReader, maxScan: number, url?: string): SecurityFinding[] {
+export function securityFindings(reader: StoreReader, maxScan: number, url?: string, scope?: TabScope): SecurityFinding[] {
   const findings = new Map<string, SecurityFinding>();
   const add = (severity: FindingSeverity, what: string, where: string): void => {
     const key = `${what}|${where}`;
@@ -31,7 +32,7 @@ export function securityFindings(reader: StoreReader, maxScan: number, url?: str
   };
   for (const kind of ['network', 'network_bodies'] as const) {
     const k = kindId(kind);
-    for (const h of scan(reader, { kind: k, from: reader.tailOrd(k), limit: maxScan, maxScan }).hits) {
+    for (const h of scan(reader, { kind: k, from: reader.tailOrd(k), limit: maxScan, maxScan, scope }).hits) {
       const reqUrl = h.rec.url ?? '';
       if (url && !reqUrl.includes(url)) continue;
       const where = pathTemplate(reqUrl);

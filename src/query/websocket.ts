@@ -6,6 +6,7 @@ import { kindId } from '../domain/kinds.js';
 import type { StoreReader } from '../shm/index.js';
 import { scan, type Hit } from './scan.js';
 import { ScanBudget, scanSliced } from './sliced-scan.js';
+import type { TabScope } from './tab-scope.js';
 
 export interface WsConnection {
   id: string;
@@ -24,7 +25,7 @@ export interface WsConnection {
 export const MAX_CONNS = 1000;
 
 /** Every connection in the buffer (the whole buffer, unlike a list: a status has no cursor to continue from). */
-export async function wsConnections(reader: StoreReader, maxScan: number, tab?: number): Promise<Map<string, WsConnection>> {
+export async function wsConnections(reader: StoreReader, maxScan: number, tab?: number, scope?: TabScope): Promise<Map<string, WsConnection>> {
   const k = kindId('ws_events');
   const conns = new Map<string, WsConnection>();
   const add = (h: Hit): boolean => {
@@ -49,7 +50,7 @@ export async function wsConnections(reader: StoreReader, maxScan: number, tab?: 
     }
     return true;
   };
-  await scanSliced(reader, { kind: k, from: reader.tailOrd(k), limit: 0, maxScan, tab, sink: add }, new ScanBudget(1000));
+  await scanSliced(reader, { kind: k, from: reader.tailOrd(k), limit: 0, maxScan, tab, scope, sink: add }, new ScanBudget(1000));
   return conns;
 }
 
@@ -68,7 +69,7 @@ export interface WsTrouble {
 const TROUBLE_BYTES = [Buffer.from('"event":"error"'), Buffer.from('"event":"close"')];
 
 /** Errors and closes since `from`, per connection (at most 200): summary's section. */
-export async function wsTroubleSince(reader: StoreReader, work: ScanBudget, from: number, maxScan: number): Promise<{ conns: Map<string, WsTrouble>; next: number; partial: boolean }> {
+export async function wsTroubleSince(reader: StoreReader, work: ScanBudget, from: number, maxScan: number, scope?: TabScope): Promise<{ conns: Map<string, WsTrouble>; next: number; partial: boolean }> {
   const k = kindId('ws_events');
   const conns = new Map<string, WsTrouble>();
   const r = await scanSliced(reader, {
@@ -77,6 +78,7 @@ export async function wsTroubleSince(reader: StoreReader, work: ScanBudget, from
     limit: 0,
     maxScan,
     anyOf: TROUBLE_BYTES,
+    scope,
     match: (e) => e.event === 'error' || e.event === 'close',
     sink: (h: Hit) => {
       const id = h.rec.id ?? '';
@@ -97,7 +99,7 @@ export async function wsTroubleSince(reader: StoreReader, work: ScanBudget, from
 }
 
 /** Socket errors and abnormal closes from ordinal `from` on (a checkpoint's), up to `limit`. */
-export function wsErrorsSince(reader: StoreReader, from: number, limit: number, maxScan: number): Hit[] {
+export function wsErrorsSince(reader: StoreReader, from: number, limit: number, maxScan: number, scope?: TabScope): Hit[] {
   const k = kindId('ws_events');
-  return scan(reader, { kind: k, from: Math.max(from, reader.tailOrd(k)), limit, maxScan, match: (r) => r.event === 'error' || (r.event === 'close' && abnormalClose(r.code)) }).hits;
+  return scan(reader, { kind: k, from: Math.max(from, reader.tailOrd(k)), limit, maxScan, scope, match: (r) => r.event === 'error' || (r.event === 'close' && abnormalClose(r.code)) }).hits;
 }

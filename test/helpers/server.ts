@@ -1,6 +1,7 @@
 import { loadConfig, type Config } from '../../src/config.js';
 import { startApp, type App, type AppOptions } from '../../src/app.js';
 import { setLogLevel } from '../../src/log.js';
+import { tempStateDir } from './state-dir.js';
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };
 
@@ -11,7 +12,8 @@ export async function startTestServer(over: DeepPartial<Config> = {}, opts: { fa
   const base: Record<string, unknown> = {
     port: 0,
     mode: 'server',
-    state_dir: '/tmp/gasoline-test-state',
+    // client state is saved here (#16): each server its own, removed when the test file ends
+    state_dir: over.state_dir ?? tempStateDir(),
     log_level: 'silent',
     rings: { logs: 256 * KiB, network: 256 * KiB, network_bodies: 256 * KiB, ws_events: 128 * KiB, actions: 128 * KiB, perf: 64 * KiB, ext_logs: 64 * KiB },
     pool: { threads: 1, warmup_batches: 4, input_bytes: 4 * 1024 * KiB, shutdown_drain_ms: 2000 },

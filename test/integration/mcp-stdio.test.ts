@@ -6,11 +6,12 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/net.js';
 import { batch, logRecord, Producer } from '../helpers/producer.js';
+import { tempStateDir } from '../helpers/state-dir.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const BIN = fileURLToPath(new URL('../../bin/gasoline', import.meta.url));
 
-const env = (port: number): Record<string, string> => ({ PATH: process.env.PATH ?? '', HOME: '/tmp/gasoline-test-home', GASOLINE_STATE_DIR: '/tmp/gasoline-test-state', GASOLINE_THREADS: '1', GASOLINE_PORT: String(port), GASOLINE_LOG_LEVEL: 'warn' });
+const env = (port: number): Record<string, string> => ({ PATH: process.env.PATH ?? '', HOME: '/tmp/gasoline-test-home', GASOLINE_STATE_DIR: tempStateDir(), GASOLINE_THREADS: '1', GASOLINE_PORT: String(port), GASOLINE_LOG_LEVEL: 'warn' });
 
 describe('gasoline over stdio', () => {
   it('initializes, lists the tools, answers observe from real ingested data, and exits when stdin closes', async () => {

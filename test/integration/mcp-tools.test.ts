@@ -29,7 +29,8 @@ async function send(records: Record<string, unknown[]>, extra: Record<string, un
 const now = Date.now();
 
 beforeAll(async () => {
-  server = await startTestServer();
+  // the app saves client state (the store included) under its state dir
+  server = await startTestServer({ state_dir: stateDir });
   producer = await Producer.connect(server.port);
   await producer.hello('mcp-tools');
   await send({

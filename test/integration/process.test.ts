@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/net.js';
 import { Producer, batch, logRecord } from '../helpers/producer.js';
+import { tempStateDir } from '../helpers/state-dir.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const BIN = fileURLToPath(new URL('../../bin/gasoline', import.meta.url));
@@ -17,7 +18,7 @@ interface Run {
 
 function gasoline(args: string[], env: Record<string, string> = {}): Run {
   const child = spawn(process.execPath, [BIN, ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: '/tmp/gasoline-test-home', GASOLINE_STATE_DIR: '/tmp/gasoline-test-state', GASOLINE_THREADS: '1', ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: '/tmp/gasoline-test-home', GASOLINE_STATE_DIR: tempStateDir(), GASOLINE_THREADS: '1', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let out = '';

@@ -60,21 +60,23 @@ describe('state directory modes', () => {
     return root;
   }
 
-  it.each(['000', '022'])('under umask %s the state dir and store/ are 0700 and store files 0600', async (umask) => {
+  it.each(['000', '022'])('under umask %s the state dir and clients/ are 0700 and client files (the store) 0600', async (umask) => {
     const stateDir = join(tempRoot(), 'state');
     const { client } = await connect(umask, stateDir);
     const r = await client.callTool({ name: 'configure', arguments: { action: 'store', store_action: 'set', key: 'note', value: 'private' } });
     expect((r.content as Array<{ text: string }>)[0]!.text).toBe('stored "note"');
     expect(mode(stateDir)).toBe('700');
-    expect(mode(join(stateDir, 'store'))).toBe('700');
-    const files = readdirSync(join(stateDir, 'store'));
-    // the temp file was renamed into place: nothing else is left behind
+    // the store is part of the client's state file (#16), written at once on a set
+    expect(mode(join(stateDir, 'clients'))).toBe('700');
+    const all = readdirSync(join(stateDir, 'clients'));
+    // the temp file was renamed into place: nothing else is left behind but the client's trail of calls
+    const files = all.filter((f) => f.endsWith('.json'));
     expect(files).toHaveLength(1);
-    expect(files[0]).toMatch(/\.json$/);
-    expect(mode(join(stateDir, 'store', files[0]!))).toBe('600');
+    expect(all.filter((f) => !f.endsWith('.json') && !f.endsWith('.jsonl'))).toEqual([]);
+    for (const f of all) expect(mode(join(stateDir, 'clients', f)), f).toBe('600');
     // a second write replaces the file and keeps the mode
     await client.callTool({ name: 'configure', arguments: { action: 'store', store_action: 'set', key: 'other', value: 'x' } });
-    expect(mode(join(stateDir, 'store', files[0]!))).toBe('600');
+    expect(mode(join(stateDir, 'clients', files[0]!))).toBe('600');
   }, 30_000);
 
   it('a pre-existing 0777 state dir (0777 store/, 0666 files) is repaired at startup', async () => {

@@ -11,10 +11,11 @@ import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/type
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/net.js';
 import { batch, logRecord, Producer } from '../helpers/producer.js';
+import { tempStateDir } from '../helpers/state-dir.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const BIN = fileURLToPath(new URL('../../bin/gasoline', import.meta.url));
-const env = (port: number): Record<string, string> => ({ PATH: process.env.PATH ?? '', HOME: '/tmp/gasoline-test-home', GASOLINE_STATE_DIR: '/tmp/gasoline-test-state', GASOLINE_THREADS: '1', GASOLINE_PORT: String(port), GASOLINE_LOG_LEVEL: 'warn' });
+const env = (port: number): Record<string, string> => ({ PATH: process.env.PATH ?? '', HOME: '/tmp/gasoline-test-home', GASOLINE_STATE_DIR: tempStateDir(), GASOLINE_THREADS: '1', GASOLINE_PORT: String(port), GASOLINE_LOG_LEVEL: 'warn' });
 const text = (r: unknown): string => (r as { content: Array<{ text: string }> }).content[0]!.text;
 
 async function producer(port: number, session: string): Promise<Producer> {

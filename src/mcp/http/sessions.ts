@@ -19,7 +19,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import type { JSONRPCErrorResponse } from '@modelcontextprotocol/sdk/types.js';
 import type { Config } from '../../config.js';
 import { bearerMatches, CLIENT_HEADER, CLIENT_ID_RE } from '../../daemon/contract.js';
-import { ERRORS, type ErrorCode } from '../../errors.js';
+import { ERRORS, GasolineError, type ErrorCode } from '../../errors.js';
 import { log } from '../../log.js';
 import type { Notify } from '../alerts.js';
 import type { McpPort } from '../port.js';
@@ -217,6 +217,8 @@ export class McpHttpSessions {
       return res;
     } catch (e) {
       await this.closeSession(s, 'failed to open');
+      // a refusal with a code (client_limit: every client slot busy) is an answer, not a crash
+      if (e instanceof GasolineError) return rpcRefusal(e.code, e.message);
       throw e;
     } finally {
       this.starting--;

@@ -5,6 +5,7 @@
  * commands (run-command.ts).
  */
 import { z } from 'zod';
+import type { Checkpoint } from '../../clients/client-state.js';
 import { gasolineError } from '../../errors.js';
 import { kindId } from '../../domain/kinds.js';
 import { baselineOf, regressions, type Metric } from '../../domain/signals/vitals.js';
@@ -16,12 +17,13 @@ import { pageFlat, pageText } from '../render/page-text.js';
 import type { ToolContext, ToolResult } from './context.js';
 import { foldFor } from './fold-call.js';
 import { runCommand } from './run-command.js';
+import { tabScope } from './tab-scope.js';
 
 export const ANALYZE_TARGETS = ['performance', 'changes', 'error_clusters', 'security', 'dom', 'page_info', 'accessibility'] as const;
 
 export const AnalyzeInput = {
   target: z.enum(ANALYZE_TARGETS).describe('performance|changes|error_clusters|security|dom|page_info|accessibility'),
-  checkpoint: z.string().max(100).optional().describe('changes: checkpoint name'),
+  checkpoint: z.string().max(165).optional().describe('changes: name or CLIENT:name'),
   url: z.string().max(500).optional().describe('url substring'),
   limit: z.number().int().min(1).max(200).optional(),
   budget: z.number().int().min(1000).max(60_000).optional().describe('max chars, default 8000'),
@@ -74,9 +76,8 @@ function analyzeStored(ctx: ToolContext, a: Args): ToolResult | Promise<ToolResu
       return text(security(ctx, a));
     case 'changes': {
       if (!a.checkpoint) throw gasolineError('invalid_argument', 'changes needs checkpoint: create one first with configure({action:"checkpoint", checkpoint_action:"create", name:"before-fix"})');
-      const cp = ctx.client.checkpoints.get(a.checkpoint);
-      if (!cp) throw gasolineError('unknown_name', `no checkpoint "${a.checkpoint}"; list them with configure({action:"checkpoint", checkpoint_action:"list"})`);
-      return changes(ctx, cp.ords, cp.name, cp.created_at).then(text);
+      const cp = checkpointByRef(ctx, a.checkpoint);
+      return changes(ctx, cp.ords, a.checkpoint, cp.restarted ? `${cp.created_at}, before the daemon restarted: everything buffered now is after it` : cp.created_at).then(text);
     }
     default:
       // the live targets are answered by the extension, in analyze() above
@@ -84,10 +85,31 @@ function analyzeStored(ctx: ToolContext, a: Args): ToolResult | Promise<ToolResu
   }
 }
 
+/**
+ * A checkpoint by name: the caller's own, else `CLIENT:name` names client CLIENT's (held or
+ * saved), so one agent can compare against another's "before". Without the prefix only the
+ * caller's own are seen; an own checkpoint whose name has a colon still wins.
+ */
+function checkpointByRef(ctx: ToolContext, ref: string): Checkpoint {
+  const own = ctx.client.checkpoints.get(ref);
+  if (own) return own;
+  const colon = ref.indexOf(':');
+  if (colon > 0) {
+    const owner = ref.slice(0, colon);
+    const name = ref.slice(colon + 1);
+    const other = owner === ctx.clientId ? ctx.client : ctx.port.peekClient(owner);
+    if (!other) throw gasolineError('unknown_name', `no client "${owner}" with saved state; its checkpoints are reached as ${owner}:name while it is known to this daemon`);
+    const cp = other.checkpoints.get(name);
+    if (!cp) throw gasolineError('unknown_name', `client "${owner}" has no checkpoint "${name}"`);
+    return cp;
+  }
+  throw gasolineError('unknown_name', `no checkpoint "${ref}"; list them with configure({action:"checkpoint", checkpoint_action:"list"}); another client's: CLIENT:name`);
+}
+
 function perf(ctx: ToolContext, a: Args): Rendered {
   const out: string[] = [];
   let urls = 0;
-  for (const [url, snaps] of perfByUrl(ctx.reader())) {
+  for (const [url, snaps] of perfByUrl(ctx.reader(), undefined, tabScope(ctx))) {
     if (a.url && !url.includes(a.url)) continue;
     urls++;
     if (snaps.length < 2) continue;
@@ -134,6 +156,7 @@ async function clusters(ctx: ToolContext, a: Args): Promise<Rendered> {
 
 async function changes(ctx: ToolContext, ords: number[], name: string, at: string): Promise<Rendered> {
   const reader = ctx.reader();
+  const scope = tabScope(ctx);
   const logsK = kindId('logs');
   const beforeClusters = await errorClusters(ctx, undefined, ords[logsK]!);
   const before = new Set(beforeClusters.clusters.map((c) => c.sig));
@@ -142,14 +165,14 @@ async function changes(ctx: ToolContext, ords: number[], name: string, at: strin
   const newSigs = after.filter((c) => !before.has(c.sig));
   const netK = kindId('network');
   // read in slices (up to 50 000 records each side): the main thread keeps emitting pushes meanwhile
-  const failedBefore = await failingEndpoints(reader, reader.tailOrd(netK), ords[netK]!, MAX_SCAN, MAX_WALL_MS);
-  const failedAfter = await failingEndpoints(reader, Math.max(ords[netK]!, reader.tailOrd(netK)), Number.MAX_SAFE_INTEGER, MAX_SCAN, MAX_WALL_MS);
+  const failedBefore = await failingEndpoints(reader, reader.tailOrd(netK), ords[netK]!, MAX_SCAN, MAX_WALL_MS, scope);
+  const failedAfter = await failingEndpoints(reader, Math.max(ords[netK]!, reader.tailOrd(netK)), Number.MAX_SAFE_INTEGER, MAX_SCAN, MAX_WALL_MS, scope);
   const newlyFailing = [...failedAfter].filter(([k]) => !failedBefore.has(k));
-  const wsErrors = wsErrorsSince(reader, ords[kindId('ws_events')]!, 50, MAX_SCAN);
+  const wsErrors = wsErrorsSince(reader, ords[kindId('ws_events')]!, 50, MAX_SCAN, scope);
   const perfFrom = ords[kindId('perf')]!;
   const perfDeltas: string[] = [];
-  for (const [url, snaps] of perfByUrl(reader)) {
-    const cut = loadsSince(reader, url, perfFrom, MAX_SCAN);
+  for (const [url, snaps] of perfByUrl(reader, undefined, scope)) {
+    const cut = loadsSince(reader, url, perfFrom, MAX_SCAN, scope);
     if (!cut.length || snaps.length === cut.length) continue;
     const regs = regressions(baselineOf(snaps.slice(0, snaps.length - cut.length).map((s) => s.timing)), cut[cut.length - 1]!.timing);
     if (regs.length) perfDeltas.push(`${pageText(url, 200)}: ${regs.map((r) => `${r.metric} ${r.change}`).join(', ')}`);
@@ -165,7 +188,7 @@ async function changes(ctx: ToolContext, ords: number[], name: string, at: strin
 }
 
 function security(ctx: ToolContext, a: Args): Rendered {
-  const findings = securityFindings(ctx.reader(), MAX_SCAN, a.url);
+  const findings = securityFindings(ctx.reader(), MAX_SCAN, a.url, tabScope(ctx));
   if (!findings.length) return plain('security: no findings in captured traffic (turn on network body capture in the extension for header checks)');
   const rows = findings.slice(0, a.limit ?? 50);
   return fromPage(`security: ${findings.length} findings\n${rows.map((f) => `[${f.severity}] ${pageFlat(f.what)} — ${pageText(f.where, 300)}${f.count > 1 ? ` (${f.count}×)` : ''}`).join('\n')}`);

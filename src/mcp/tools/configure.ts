@@ -1,20 +1,19 @@
 /**
  * configure: health, clearing (the caller's cursors, or — destructive — the shared buffers),
- * checkpoints, noise rules and a small per-project key/value store.
+ * checkpoints, noise rules (own or global), the tab filter and a small per-client key/value store.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { z } from 'zod';
 import { KINDS, KIND_COUNT } from '../../domain/kinds.js';
 import { gasolineError } from '../../errors.js';
-import { makePrivateDir, writePrivateFile } from '../../state-dir.js';
+import { MAX_TAB_PATTERN } from '../../query/index.js';
 import { RedactionConfigError } from '../../domain/redaction/index.js';
 import { noIngest, type ToolContext, type ToolResult } from './context.js';
 import { STREAM_EVENTS, type StreamState } from '../../domain/streaming/stream-state.js';
+import { saveStreaming } from './streaming-saved.js';
 
 export const ConfigureInput = {
-  action: z.enum(['health', 'clear', 'checkpoint', 'noise_rule', 'store', 'redaction', 'streaming']).describe('health|clear|checkpoint|noise_rule|store|redaction|streaming'),
-  scope: z.enum(['mine', 'all']).optional().describe('clear: mine (default, your cursors) | all (empties shared buffers for every client)'),
+  action: z.enum(['health', 'clear', 'checkpoint', 'noise_rule', 'store', 'redaction', 'streaming', 'tab_filter']),
+  scope: z.enum(['mine', 'all', 'global']).optional().describe('clear: mine (your cursors) | all (empties shared buffers!); noise_rule add: global; tab_filter: all=off'),
   checkpoint_action: z.enum(['create', 'list', 'delete']).optional(),
   noise_action: z.enum(['add', 'remove', 'list']).optional(),
   store_action: z.enum(['get', 'set', 'delete', 'list']).optional(),
@@ -23,7 +22,9 @@ export const ConfigureInput = {
   text: z.string().max(10_000).optional().describe('redaction test'),
   name: z.string().min(1).max(100).optional().describe('checkpoint name'),
   field: z.enum(['message', 'source', 'url']).optional().describe('noise_rule add'),
-  pattern: z.string().min(1).max(500).optional().describe('noise_rule/redaction add: regex'),
+  pattern: z.string().min(1).max(500).optional().describe('noise_rule/redaction/tab_filter: regex'),
+  // Chrome tab ids are non-negative int32 (the record header's tab field)
+  tab_ids: z.array(z.number().int().min(0).max(2 ** 31 - 1)).min(1).max(20).optional(),
   id: z.string().max(20).optional().describe('noise_rule remove'),
   streaming_action: z.enum(['enable', 'disable', 'status']).optional().describe('push alerts as notifications/message'),
   events: z.array(z.enum(STREAM_EVENTS)).max(10).optional().describe('streaming: default ["all"]'),
@@ -37,12 +38,9 @@ export const ConfigureInput = {
 type Args = { [K in keyof typeof ConfigureInput]: z.infer<(typeof ConfigureInput)[K]> };
 
 export interface ConfigureDeps {
-  stateDir: string;
   mcpHealth: () => Record<string, unknown>;
   stream?: StreamState;
 }
-
-const MAX_STORE_KEYS = 1000;
 
 export async function configure(ctx: ToolContext, deps: ConfigureDeps, a: Args): Promise<ToolResult> {
   switch (a.action) {
@@ -55,7 +53,9 @@ export async function configure(ctx: ToolContext, deps: ConfigureDeps, a: Args):
     case 'noise_rule':
       return noise(ctx, a);
     case 'store':
-      return store(ctx, deps, a);
+      return store(ctx, a);
+    case 'tab_filter':
+      return tabFilter(ctx, a);
     case 'redaction':
       return redaction(ctx, a);
     case 'streaming':
@@ -73,6 +73,8 @@ function streaming(ctx: ToolContext, deps: ConfigureDeps, a: Args): ToolResult {
     ...(a.severity_min ? { severity_min: a.severity_min } : {}),
   });
   if ('error' in r) throw gasolineError(r.error.code, r.error.message);
+  // kept with the client: its next session (a reconnecting bridge, a restarted daemon) restores it
+  if (a.streaming_action === 'enable' || a.streaming_action === 'disable') saveStreaming(deps.stream, ctx.client);
   return ctx.text(JSON.stringify(r));
 }
 
@@ -121,11 +123,11 @@ function checkpoint(ctx: ToolContext, a: Args): ToolResult {
   const act = a.checkpoint_action ?? 'list';
   if (act === 'list') {
     const cps = [...ctx.client.checkpoints.values()];
-    return ctx.text(cps.length ? `checkpoints:\n${cps.map((c) => `${c.name} ${c.created_at}`).join('\n')}` : 'no checkpoints; create one with checkpoint_action:"create", name:"..."');
+    return ctx.text(cps.length ? `checkpoints:\n${cps.map((c) => `${c.name} ${c.created_at}${c.restarted ? ' (before the daemon restarted)' : ''}`).join('\n')}` : 'no checkpoints; create one with checkpoint_action:"create", name:"..."');
   }
   if (!a.name) throw gasolineError('invalid_argument', `checkpoint_action:"${act}" needs name`);
   if (act === 'delete') {
-    if (!ctx.client.checkpoints.delete(a.name)) throw gasolineError('unknown_name', `no checkpoint "${a.name}"; list them with checkpoint_action:"list"`);
+    if (!ctx.client.deleteCheckpoint(a.name)) throw gasolineError('unknown_name', `no checkpoint "${a.name}"; list them with checkpoint_action:"list"`);
     return ctx.text(`deleted checkpoint "${a.name}"`);
   }
   const reader = ctx.reader();
@@ -136,7 +138,7 @@ function checkpoint(ctx: ToolContext, a: Args): ToolResult {
 
 function noise(ctx: ToolContext, a: Args): ToolResult {
   const act = a.noise_action ?? 'list';
-  if (act === 'list') return ctx.text(`noise rules (matching records are hidden from observe and counted):\n${ctx.client.noise.map((r) => `${r.id} ${r.field} /${r.pattern}/i${r.builtin ? ' (default)' : ''} hits=${r.hits}`).join('\n')}`);
+  if (act === 'list') return ctx.text(`noise rules (matching records are hidden from observe and counted):\n${ctx.client.noise.map((r) => `${r.id} ${r.field} /${r.pattern}/i${r.builtin ? ' (default)' : ''}${r.global ? ` (global, by ${r.global.by})` : ''} hits=${r.hits}`).join('\n')}`);
   if (act === 'remove') {
     if (!a.id) throw gasolineError('invalid_argument', 'noise_action:"remove" needs id (see noise_action:"list")');
     if (!ctx.client.removeNoise(a.id)) throw gasolineError('unknown_name', `no noise rule ${a.id}; list them with noise_action:"list"`);
@@ -144,34 +146,16 @@ function noise(ctx: ToolContext, a: Args): ToolResult {
   }
   if (!a.pattern || !a.field) throw gasolineError('invalid_argument', 'noise_action:"add" needs field (message|source|url) and pattern (regex)');
   // throws pattern_refused (not RE2, too large) or limit_reached
+  if (a.scope === 'global') {
+    const g = ctx.client.addGlobalNoise(a.field, a.pattern);
+    return ctx.text(`added global noise rule ${g.id}: ${g.field} /${g.pattern}/i — every client hides what it matches; any client may remove it`);
+  }
   const r = ctx.client.addNoise(a.field, a.pattern);
   return ctx.text(`added noise rule ${r.id}: ${r.field} /${r.pattern}/i`);
 }
 
-function storeFile(deps: ConfigureDeps, client: string): string {
-  return join(deps.stateDir, 'store', `${client.replace(/[^a-zA-Z0-9_.-]/g, '_')}.json`);
-}
-
-/**
- * The user names the keys, so they live in a Map: on a plain object "constructor" or "toString"
- * is found on the prototype and "__proto__" replaces it (#18 item 7).
- */
-function readStore(file: string): Map<string, string> {
-  const data = new Map<string, string>();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(readFileSync(file, 'utf8'));
-  } catch {
-    return data;
-  }
-  // JSON.parse makes "__proto__" an own property, so Object.entries sees every key the file holds
-  if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) for (const [k, v] of Object.entries(parsed)) if (typeof v === 'string') data.set(k, v);
-  return data;
-}
-
-function store(ctx: ToolContext, deps: ConfigureDeps, a: Args): ToolResult {
-  const file = storeFile(deps, ctx.client.id);
-  const data = readStore(file);
+function store(ctx: ToolContext, a: Args): ToolResult {
+  const data = ctx.client.store;
   const act = a.store_action ?? 'list';
   if (act === 'list') return ctx.text(data.size ? `store keys: ${[...data.keys()].join(', ')}` : 'store is empty');
   if (!a.key) throw gasolineError('invalid_argument', `store_action:"${act}" needs key`);
@@ -180,20 +164,32 @@ function store(ctx: ToolContext, deps: ConfigureDeps, a: Args): ToolResult {
     if (v === undefined) throw gasolineError('unknown_name', `no key "${a.key}" (store_action:"list" shows keys)`);
     return ctx.text(v);
   }
-  if (act === 'delete') data.delete(a.key);
+  if (act === 'delete') ctx.client.storeDelete(a.key);
   else {
     if (a.value === undefined) throw gasolineError('invalid_argument', 'store_action:"set" needs value');
-    if (!data.has(a.key) && data.size >= MAX_STORE_KEYS) throw gasolineError('limit_reached', `store holds at most ${MAX_STORE_KEYS} keys; delete one first`);
-    // a file we write is egress too: a secret pasted into a note is not kept
-    data.set(a.key, ctx.redact(a.value));
-  }
-  try {
-    // only our user may read what agents store (#18 item 6)
-    makePrivateDir(join(deps.stateDir, 'store'));
-    // Object.fromEntries defines own properties: a "__proto__" key is written as a key
-    writePrivateFile(file, JSON.stringify(Object.fromEntries(data)));
-  } catch (e) {
-    throw gasolineError('internal', `could not write the store under ${deps.stateDir}: ${(e as Error).message}`);
+    // a file we write is egress too: a secret pasted into a note is not kept; throws limit_reached
+    ctx.client.storeSet(a.key, ctx.redact(a.value));
   }
   return ctx.text(act === 'delete' ? `deleted "${a.key}"` : `stored "${a.key}"`);
+}
+
+/**
+ * Which tabs this client sees: a page URL pattern (linear-time, like noise rules) or tab ids.
+ * Every tool, the alert block and streaming then keep only those tabs; scope:"all" clears it.
+ */
+function tabFilter(ctx: ToolContext, a: Args): ToolResult {
+  const c = ctx.client;
+  if (a.scope === 'all') {
+    c.setTabFilter(null);
+    return ctx.text('tab filter cleared: you see every tab');
+  }
+  if (a.pattern !== undefined && a.tab_ids !== undefined) throw gasolineError('invalid_argument', 'tab_filter takes pattern (page URL regex) or tab_ids, not both');
+  if (a.pattern !== undefined) {
+    if (a.pattern.length > MAX_TAB_PATTERN) throw gasolineError('invalid_argument', `tab_filter pattern: at most ${MAX_TAB_PATTERN} characters`);
+    // throws pattern_refused (not RE2, too large) before the filter changes
+    c.setTabFilter({ url: a.pattern });
+  } else if (a.tab_ids !== undefined) c.setTabFilter({ tab_ids: [...new Set(a.tab_ids)] });
+  const f = c.tabFilter;
+  const now = !f ? 'none: you see every tab' : 'url' in f ? `tabs whose page URL matches /${f.url}/i` : `tab ids ${f.tab_ids.join(', ')}`;
+  return ctx.text(`tab filter: ${now}${f ? ' (observe, analyze, alerts and streaming keep only these; clear with scope:"all")' : ''}`);
 }

@@ -16,6 +16,7 @@ import { line } from '../render/format.js';
 import { pageText } from '../render/page-text.js';
 import type { ToolContext, ToolResult } from './context.js';
 import { filterOf, list } from './observe-list.js';
+import { tabScope } from './tab-scope.js';
 import { oneAtATime } from './per-client.js';
 import { commandResult } from './run-command.js';
 import { summary } from './summary.js';
@@ -97,7 +98,7 @@ function listBefore(ctx: ToolContext, a: Args, kinds: Kind[]): Rendered {
   const end = 'at' in c ? c.at : c.to;
   const hide = (r: Rec): boolean => ctx.client.noisy(r) !== undefined;
   // newest first into the budget, so the cursor to go further back starts where this page does
-  const hits = hitsBefore(reader, { kinds: kinds.map(kindId), end, filter: filterOf(a), hide, tab: a.tab_id, maxScan: MAX_SCAN, budgetMs: BUDGET_MS });
+  const hits = hitsBefore(reader, { kinds: kinds.map(kindId), end, filter: filterOf(a), hide, tab: a.tab_id, scope: tabScope(ctx), maxScan: MAX_SCAN, budgetMs: BUDGET_MS });
   const { shown, omitted } = fill(hits, (a.budget ?? DEFAULT_BUDGET) - (a.reserve ?? 0) - 300, a.limit ?? 50, line);
   shown.reverse();
   const first = kinds.map((k, i) => shown.find((s) => s.item.kind === kindId(k))?.item.ord ?? end[i]!);
@@ -106,7 +107,7 @@ function listBefore(ctx: ToolContext, a: Args, kinds: Kind[]): Rendered {
 }
 
 async function websocketStatus(ctx: ToolContext, a: Args): Promise<Rendered> {
-  const conns = await wsConnections(ctx.reader(), MAX_SCAN, a.tab_id);
+  const conns = await wsConnections(ctx.reader(), MAX_SCAN, a.tab_id, tabScope(ctx));
   if (!conns.size) return plain('websocket_status: no WebSocket connections captured');
   const lines = [...conns.values()].slice(-50).map((c) => {
     const secs = Math.max(1, (c.last - c.first) / 1000);
@@ -117,7 +118,7 @@ async function websocketStatus(ctx: ToolContext, a: Args): Promise<Rendered> {
 }
 
 function performance(ctx: ToolContext, a: Args): Rendered {
-  const by = perfByUrl(ctx.reader());
+  const by = perfByUrl(ctx.reader(), undefined, tabScope(ctx));
   const rows: string[] = [];
   for (const [url, snaps] of by) {
     if (a.url && !url.includes(a.url)) continue;
@@ -133,7 +134,7 @@ function performance(ctx: ToolContext, a: Args): Rendered {
 }
 
 function page(ctx: ToolContext): Rendered {
-  const best = lastPage(ctx.reader());
+  const best = lastPage(ctx.reader(), tabScope(ctx));
   const producers = ctx.producers();
   const ext = producers.some((p) => p.client === 'extension') ? 'extension connected' : 'extension NOT connected';
   if (!best) return plain(`page: nothing reported yet (${ext})`);
@@ -158,7 +159,7 @@ async function errorBundles(ctx: ToolContext, a: Args): Promise<Rendered> {
   const windowMs = (a.window_s ?? 5) * 1000;
   const k = kindId('logs');
   const limit = Math.min(a.limit ?? 5, 20);
-  const r = await findErrors(reader, { from: start[0]!, limit, maxScan: MAX_SCAN, filter: filterOf(a), hide: (rec) => ctx.client.noisy(rec) !== undefined, tab: a.tab_id });
+  const r = await findErrors(reader, { from: start[0]!, limit, maxScan: MAX_SCAN, filter: filterOf(a), hide: (rec) => ctx.client.noisy(rec) !== undefined, tab: a.tab_id, scope: tabScope(ctx) });
   const hits = r.hits;
   if (!hits.length) {
     if (!a.after && a.from !== 'start') ctx.client.cursors[k] = r.next;

@@ -7,7 +7,8 @@
 import { KINDS, kindId, type Kind } from '../../domain/kinds.js';
 import { errorSignature, pathTemplate } from '../../domain/signals/signature.js';
 import { baselineOf, regressions } from '../../domain/signals/vitals.js';
-import { perfByUrlSliced, ScanBudget, wsTroubleSince, type FoldAnswer, type Group, type Rec } from '../../query/index.js';
+import { perfByUrlSliced, ScanBudget, wsTroubleSince, type FoldAnswer, type Group, type Rec, type TabScope } from '../../query/index.js';
+import { tabScope } from './tab-scope.js';
 import type { StoreReader } from '../../shm/index.js';
 import { fromPage, type Rendered } from '../render/egress.js';
 import { clock } from '../render/format.js';
@@ -35,9 +36,10 @@ export async function summary(ctx: ToolContext): Promise<Rendered> {
   const errors = await foldKind(ctx, 'logs', from, next, 'errors', true);
   const failing = await foldKind(ctx, 'network', from, next, 'failing', false);
   const wsK = kindId('ws_events');
-  const ws = await wsTroubleSince(reader, work, from[wsK]!, MAX_SCAN);
+  const scope = tabScope(ctx);
+  const ws = await wsTroubleSince(reader, work, from[wsK]!, MAX_SCAN, scope);
   next[wsK] = ws.next;
-  const perf = await perfRegressions(reader, work, from[kindId('perf')]!);
+  const perf = await perfRegressions(reader, work, from[kindId('perf')]!, scope);
   KINDS.forEach((_k, id) => {
     from[id] = next[id]!;
   });
@@ -123,11 +125,11 @@ async function foldKind(ctx: ToolContext, kind: Kind, from: number[], next: numb
 }
 
 /** Per URL with a load since the last summary: the newest load against the median of the earlier ones. */
-async function perfRegressions(reader: StoreReader, work: ScanBudget, since: number): Promise<string[]> {
+async function perfRegressions(reader: StoreReader, work: ScanBudget, since: number, scope: TabScope | undefined): Promise<string[]> {
   const k = kindId('perf');
   // no load since the last summary: nothing to compare, and no read
   if (reader.latestOrd(k) <= Math.max(since, reader.tailOrd(k))) return [];
-  const by = await perfByUrlSliced(reader, work, MAX_SCAN, 500);
+  const by = await perfByUrlSliced(reader, work, MAX_SCAN, 500, scope);
   const out: string[] = [];
   for (const [url, snaps] of by) {
     const last = snaps[snaps.length - 1]!;
