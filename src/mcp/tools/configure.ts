@@ -10,29 +10,8 @@ import { gasolineError } from '../../errors.js';
 import { makePrivateDir, writePrivateFile } from '../../state-dir.js';
 import { RedactionConfigError } from '../../domain/redaction/index.js';
 import { noIngest, type ToolContext, type ToolResult } from './context.js';
-import { STREAM_EVENTS, type StreamState } from '../../domain/streaming/stream-state.js';
-
-export const ConfigureInput = {
-  action: z.enum(['health', 'clear', 'checkpoint', 'noise_rule', 'store', 'redaction', 'streaming']).describe('health|clear|checkpoint|noise_rule|store|redaction|streaming'),
-  scope: z.enum(['mine', 'all']).optional().describe('clear: mine (default, your cursors) | all (empties shared buffers for every client)'),
-  checkpoint_action: z.enum(['create', 'list', 'delete']).optional(),
-  noise_action: z.enum(['add', 'remove', 'list']).optional(),
-  store_action: z.enum(['get', 'set', 'delete', 'list']).optional(),
-  redaction_action: z.enum(['list', 'add', 'remove', 'test']).optional(),
-  replacement: z.string().max(100).optional().describe('redaction add'),
-  text: z.string().max(10_000).optional().describe('redaction test'),
-  name: z.string().min(1).max(100).optional().describe('checkpoint name'),
-  field: z.enum(['message', 'source', 'url']).optional().describe('noise_rule add'),
-  pattern: z.string().min(1).max(500).optional().describe('noise_rule/redaction add: regex'),
-  id: z.string().max(20).optional().describe('noise_rule remove'),
-  streaming_action: z.enum(['enable', 'disable', 'status']).optional().describe('push alerts as notifications/message'),
-  events: z.array(z.enum(STREAM_EVENTS)).max(10).optional().describe('streaming: default ["all"]'),
-  throttle_seconds: z.number().int().min(1).max(60).optional().describe('streaming, default 5'),
-  url_filter: z.string().max(500).optional(),
-  severity_min: z.enum(['info', 'warning', 'error']).optional().describe('streaming: default warning'),
-  key: z.string().min(1).max(200).optional(),
-  value: z.string().max(65_536).optional(),
-};
+import type { StreamState } from '../../domain/streaming/stream-state.js';
+import type { ConfigureInput } from '../tool-defs.js';
 
 type Args = { [K in keyof typeof ConfigureInput]: z.infer<(typeof ConfigureInput)[K]> };
 
