@@ -9,7 +9,7 @@ import { ClientRegistry } from './clients/client-state.js';
 import type { CommandRouter } from './clients/commands.js';
 import type { AlertHub } from './domain/alerts/hub.js';
 import { compileRedaction, type LiveRedaction } from './domain/redaction/index.js';
-import type { McpPort } from './mcp/port.js';
+import type { McpObserver, McpPort } from './mcp/port.js';
 import type { ScanWorker } from './pool/scan-worker.js';
 import type { StoreReader } from './shm/index.js';
 import type { WsEdge } from './transport/ws.js';
@@ -23,6 +23,7 @@ export interface IngestParts {
   commands: CommandRouter;
   alerts: AlertHub;
   clients: ClientRegistry;
+  observer: McpObserver;
 }
 
 export function ingestPort(p: IngestParts): McpPort {
@@ -40,6 +41,7 @@ export function ingestPort(p: IngestParts): McpPort {
     commands: p.commands,
     alerts: p.alerts,
     client: (id) => p.clients.get(id),
+    observer: p.observer,
   };
 }
 

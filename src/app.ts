@@ -6,8 +6,11 @@
  * client session whatever its transport.
  */
 import type { Config } from './config.js';
+import { join } from 'node:path';
 import { ClientRegistry } from './clients/client-state.js';
+import { TrailBook } from './clients/trail.js';
 import { CommandRouter } from './clients/commands.js';
+import { MCP_PATH, writeDaemonToken } from './daemon/contract.js';
 import { ciAlert } from './domain/alerts/ci-alert.js';
 import { AlertHub } from './domain/alerts/hub.js';
 import { ThresholdTracker } from './domain/alerts/thresholds.js';
@@ -17,7 +20,9 @@ import type { LiveRedaction } from './domain/redaction/index.js';
 import { createHealth } from './health.js';
 import { ingestPort } from './app-port.js';
 import { log } from './log.js';
-import type { McpPort } from './mcp/port.js';
+import type { McpObserver, McpPort } from './mcp/port.js';
+import { Metrics } from './metrics.js';
+import type { McpHttpLimits, McpHttpSessions } from './mcp/http/index.js';
 import { IngestPool } from './pool/ingest-pool.js';
 import { ScanWorker } from './pool/scan-worker.js';
 import { bindReadRules } from './query/index.js';
@@ -35,6 +40,10 @@ export interface AppOptions {
   /** taps for tests and tools that watch the edge; the app's own handling runs first */
   onResult?: EdgeOptions['onResult'];
   onProducerChange?: EdgeOptions['onProducerChange'];
+  /** serve MCP for bridges on /mcp (streamable HTTP, bearer token written to the state dir); the daemon's mode */
+  mcpHttp?: boolean;
+  /** testing: smaller bounds for the /mcp sessions */
+  mcpHttpLimits?: Partial<McpHttpLimits>;
 }
 
 /** The running app, as main and the tests hold it. */
@@ -55,6 +64,14 @@ export interface App {
   readonly clients: ClientRegistry;
   /** what the MCP tools may ask of this app */
   readonly mcp: McpPort;
+  /** GET /metrics; parts built later register their gauges here (`metrics.gauge(…)`) */
+  readonly metrics: Metrics;
+  /** per-client trails of tool calls, <state_dir>/clients/<id>.jsonl */
+  readonly trails: TrailBook;
+  /** the bridges' MCP sessions on /mcp; null unless started with mcpHttp */
+  readonly mcpHttp: McpHttpSessions | null;
+  /** the bearer token /mcp asks for (also in the state dir's daemon-<port>.token); null without mcpHttp */
+  readonly token: string | null;
   health(): Record<string, unknown>;
   /** stop intake → drain in flight (bounded) → close sockets 1001 → close workers; idempotent */
   close(): Promise<void>;
@@ -85,12 +102,25 @@ export async function startApp(o: AppOptions): Promise<App> {
   const alerts = new AlertHub();
   const thresholds = new ThresholdTracker();
   const clients = new ClientRegistry();
+  // loaded only when bridges are served: the other modes never pay for the SDK's HTTP transport
+  const httpMcp = o.mcpHttp ? await import('./mcp/http/index.js') : null;
+  let sessions: McpHttpSessions | null = null;
+  const fetchRoute: EdgeOptions['fetchRoute'] = httpMcp
+    ? {
+        path: MCP_PATH,
+        maxBody: o.mcpHttpLimits?.maxBody ?? httpMcp.MCP_HTTP_LIMITS.maxBody,
+        // the sessions exist from the moment the port (and so the token file's name) is known
+        handler: (req, ex) => (sessions ? sessions.handle(req, ex) : Promise.resolve(new Response(null, { status: 503 }))),
+      }
+    : undefined;
   // The edge, the router and the health report point at each other. The edge calls back only
   // once it listens, and every part below exists by then.
   const edge = new Edge({
     config,
     pool,
-    health: () => health(),
+    health: () => healthAll(),
+    metrics: (): Promise<string> => metrics.text(),
+    ...(fetchRoute ? { fetchRoute } : {}),
     ciResult: ciIntake(pool.redaction, ci, alerts),
     onResult: (conn, r) => {
       router.onResult(conn.id, r);
@@ -104,6 +134,17 @@ export async function startApp(o: AppOptions): Promise<App> {
   });
   const router = new CommandRouter({ route: () => edge.ws.commandRoute(), send: (id, f) => edge.ws.sendTo(id, f) }, { maxPending: config.commands.max_pending });
   const health = createHealth({ config, startedAt, reader, pool, scans, edge, commands: router, ci, alerts, detect: new DetectState(pool.detectBuffers) });
+  const metrics: Metrics = new Metrics({ reader, pool, scans, stats: edge.stats, alerts, producerSessions: () => edge.ws.sessions.size });
+  const trails = new TrailBook(join(config.state_dir, 'clients'));
+  // every MCP session's calls and pushes, whatever transport carries it, land in one place
+  const observer: McpObserver = {
+    call: (c) => {
+      metrics.toolCall(c.tool, c.ms, c.isError);
+      trails.append(c.clientId, { tool: c.tool, args: c.args, resultChars: c.resultChars, ms: c.ms, ...(c.code ? { code: c.code } : {}) });
+    },
+    push: (ms) => metrics.push(ms),
+  };
+  const healthAll = (): Record<string, unknown> => ({ ...health(), pid: process.pid, ...(sessions ? { mcp_http: sessions.health() } : {}) });
 
   // worker alerts arrive through the alert ring; main never blocks on it (Atomics.waitAsync)
   const alertReader = new AlertRingReader(pool.alertRing);
@@ -125,9 +166,13 @@ export async function startApp(o: AppOptions): Promise<App> {
     throw e;
   }
 
+  const mcp = ingestPort({ reader, scans, ws: edge.ws, health: healthAll, redaction: pool.redaction, commands: router, alerts, clients, observer });
+  let token: string | null = null;
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
+      // the bridges' sessions first: they stop answering and detach before intake stops
+      await sessions?.close();
       clearInterval(thresholdTimer);
       alertReader.close();
       edge.stopAccepting();
@@ -137,12 +182,27 @@ export async function startApp(o: AppOptions): Promise<App> {
       router.close();
       await scans.close();
       await pool.close(0);
+      // the calls answered before the close are on disk
+      await trails.close();
     })();
     return closing;
   };
 
-  const mcp = ingestPort({ reader, scans, ws: edge.ws, health, redaction: pool.redaction, commands: router, alerts, clients });
-  return { port, reader, pool, scans, ws: edge.ws, stats: edge.stats, ci, alerts, commands: router, clients, mcp, health, close };
+  if (httpMcp) {
+    try {
+      // after listen: the token file is named by the bound port (0 in tests picks one)
+      token = writeDaemonToken(config.state_dir, port);
+    } catch (e) {
+      await close();
+      throw e;
+    }
+    sessions = new httpMcp.McpHttpSessions({ port: mcp, config, token, ...(o.mcpHttpLimits ? { limits: o.mcpHttpLimits } : {}) });
+    const live = sessions;
+    metrics.gauge('gasoline_mcp_sessions', 'MCP sessions of bridges on /mcp', () => live.size);
+    // bridges will read: the scan worker starts now, not on the first observe
+    scans.prime();
+  }
+  return { port, reader, pool, scans, ws: edge.ws, stats: edge.stats, ci, alerts, commands: router, clients, mcp, metrics, trails, mcpHttp: sessions, token, health: healthAll, close };
 }
 
 /** POST /ci-result: validated, redacted, kept (newest 10), and a new result raises an alert. */

@@ -20,6 +20,10 @@ export const ERRORS = {
   too_many_connections: { http: 503, wsClose: 1013, summary: 'connection limit reached' },
   connection_shed: { http: 503, wsClose: 1013, summary: 'an unauthenticated connection was closed to make room for a newer one' },
   shutting_down: { http: 503, wsClose: 1001, summary: 'server is shutting down' },
+  // --- bridge ↔ daemon (/mcp)
+  unauthorized: { http: 401, wsClose: 0, summary: 'missing or wrong bearer token' },
+  invalid_client_id: { http: 400, wsClose: 0, summary: 'the x-gasoline-client header is not a valid client id' },
+  mcp_sessions_full: { http: 503, wsClose: 0, summary: 'the daemon holds its maximum of MCP sessions' },
   // --- frames
   text_frame: { http: 400, wsClose: 1003, summary: 'text frames are not accepted; send binary msgpack' },
   frame_too_large: { http: 413, wsClose: 1009, summary: 'frame larger than max_frame' },

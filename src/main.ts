@@ -8,6 +8,7 @@ import { mkdirSync } from 'node:fs';
 import type { Config } from './config.js';
 import { createLifecycle } from './lifecycle.js';
 import { log, setLogScrubber } from './log.js';
+import { enableDaemonLog } from './log-file.js';
 import { compileRedaction } from './domain/redaction/index.js';
 import { startApp, type App } from './app.js';
 import { offlinePort } from './app-port.js';
@@ -30,10 +31,11 @@ export async function run(config: Readonly<Config>): Promise<void> {
   // (StateDirError → exit 4, src/cli.ts)
   const fixed = secureStateDir(config.state_dir);
   if (fixed.length) log.warn('state directory modes were not ours alone; set to 0700 (files 0600)', { state_dir: config.state_dir, fixed: fixed.length, first: fixed.slice(0, 5) });
+  if (config.mode === 'server') enableDaemonLog(config.state_dir, config.port);
   let app: App | null = null;
   let port: McpPort;
   try {
-    app = await startApp({ config });
+    app = await startApp({ config, mcpHttp: config.mode === 'server' });
     port = app.mcp;
     log.info('ingest server listening', { version: VERSION, url: `http://127.0.0.1:${app.port}`, threads: app.pool.threads });
   } catch (e) {

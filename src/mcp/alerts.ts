@@ -29,8 +29,9 @@ export class AlertDelivery {
   readonly stream: StreamState;
   private unsubscribe: (() => void) | undefined;
 
-  constructor(notify: Notify) {
-    this.stream = new StreamState({ emit: notify });
+  /** `onPush`: each streamed alert's edge → written latency (the metrics histogram) */
+  constructor(notify: Notify, onPush?: (ms: number) => void) {
+    this.stream = new StreamState({ emit: notify, ...(onPush ? { onLatency: onPush } : {}) });
   }
 
   /** what observe's summary lists, read without draining */

@@ -30,6 +30,28 @@ export interface AlertSource {
   subscribe(fn: (env: AlertEnvelope) => void): () => void;
 }
 
+/** One finished tool call, as metrics and the client's trail see it. */
+export interface ToolCall {
+  clientId: string;
+  /** one of the tools the dispatcher registered: a fixed set */
+  tool: string;
+  /** the parsed arguments, already through egress redaction */
+  args: unknown;
+  /** characters of text in the answer */
+  resultChars: number;
+  ms: number;
+  isError: boolean;
+  /** the error catalog code an isError answer starts with */
+  code?: string;
+}
+
+/** What the app wants to know of every session's work, whatever transport carries it. */
+export interface McpObserver {
+  call(c: ToolCall): void;
+  /** a streamed alert's edge → notification-written latency */
+  push(ms: number): void;
+}
+
 export interface McpPort {
   /** the shared store; throws GasolineError no_ingest saying why there is none (e.g. the port was taken) */
   reader(): StoreReader;
@@ -47,4 +69,6 @@ export interface McpPort {
   readonly alerts: AlertSource | null;
   /** one state per client identity, shared by all of that client's sessions */
   client(id: string): ClientState;
+  /** metrics and per-client trails; absent without ingest */
+  readonly observer?: McpObserver;
 }

@@ -18,6 +18,7 @@ import { AlertDelivery, type Notify } from './alerts.js';
 import { interact } from './tools/interact.js';
 import { createMcpShell, TOOLS } from './tool-defs.js';
 import type { McpPort } from './port.js';
+import { timedTool, type OnCall } from './call-hook.js';
 
 export interface ToolServerOptions {
   /** the app behind the tools */
@@ -30,6 +31,10 @@ export interface ToolServerOptions {
   mcpHealth?: () => Record<string, unknown>;
   /** sends a notification through the transport's writer; true = written, false = dropped */
   notify?: Notify;
+  /** every finished tool call (metrics, the client's trail); defaults to the port's observer */
+  onCall?: OnCall;
+  /** a line the transport adds to the next answer (e.g. notifications it had to drop); '' = none */
+  notes?: () => string;
 }
 
 export interface ToolServer {
@@ -66,17 +71,21 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
       await mcp.server.notification(n);
       return true;
     });
-  const alerts = new AlertDelivery((n) => send({ ...n, params: { ...n.params, data: port.egress().redactValue(n.params.data) } }));
+  const alerts = new AlertDelivery((n) => send({ ...n, params: { ...n.params, data: port.egress().redactValue(n.params.data) } }), port.observer && ((ms) => port.observer?.push(ms)));
   alerts.attach(port.alerts);
   // OI-3: a new session starts with streaming off
   mcp.server.oninitialized = () => alerts.stream.reset();
+  const hook = { clientId, onCall: o.onCall ?? (port.observer && ((c) => port.observer?.call(c))), redact: (v: unknown) => port.egress().redactValue(v) };
+  const timed = <A>(tool: string, fn: (a: A) => Promise<ToolResult>) => timedTool(hook, tool, fn);
+  // what rides along on every answer: the pending-alerts note, then the transport's own
+  const note = (): string => [alerts.note(), o.notes?.() ?? ''].filter(Boolean).join('\n');
   const append = (r: ToolResult, extra: string): ToolResult => (extra ? { ...r, content: [...r.content, { type: 'text', text: redact(extra) }] } : r);
   const guard = async (fn: () => ToolResult | Promise<ToolResult>): Promise<ToolResult> => {
     try {
-      return append(await fn(), alerts.note());
+      return append(await fn(), note());
     } catch (e) {
       // a refusal with a code is an answer like any other: the pending-alerts note rides along
-      return e instanceof GasolineError ? append(errorResult(e, redact), alerts.note()) : errorResult(e, redact);
+      return e instanceof GasolineError ? append(errorResult(e, redact), note()) : errorResult(e, redact);
     }
   };
   // observe carries the waiting alerts; they share the caller's budget (a quarter at most, 2 000
@@ -87,7 +96,7 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
     try {
       const r = await observe(ctx(), block.text ? { ...a, reserve: block.text.length + 1 } : a);
       block.commit();
-      return append(r, block.text);
+      return append(r, [block.text, o.notes?.() ?? ''].filter(Boolean).join('\n'));
     } catch (e) {
       if (!(e instanceof GasolineError)) return errorResult(e, redact);
       block.commit();
@@ -95,11 +104,13 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
     }
   };
 
-  mcp.registerTool('observe', TOOLS.observe, (a) => observeWithAlerts(a));
-  mcp.registerTool('analyze', TOOLS.analyze, (a) => guard(() => analyze(ctx(), a)));
-  mcp.registerTool('configure', TOOLS.configure, (a) =>
-    guard(() => configure(ctx(), { stateDir: o.config.state_dir, mcpHealth: o.mcpHealth ?? (() => ({ client_id: clientId })), stream: alerts.stream }, a)),
+  mcp.registerTool('observe', TOOLS.observe, timed('observe', (a) => observeWithAlerts(a)));
+  mcp.registerTool('analyze', TOOLS.analyze, timed('analyze', (a) => guard(() => analyze(ctx(), a))));
+  mcp.registerTool(
+    'configure',
+    TOOLS.configure,
+    timed('configure', (a) => guard(() => configure(ctx(), { stateDir: o.config.state_dir, mcpHealth: o.mcpHealth ?? (() => ({ client_id: clientId })), stream: alerts.stream }, a))),
   );
-  mcp.registerTool('interact', TOOLS.interact, (a) => guard(() => interact(ctx(), a)));
+  mcp.registerTool('interact', TOOLS.interact, timed('interact', (a) => guard(() => interact(ctx(), a))));
   return { mcp, alerts, close: () => alerts.close() };
 }

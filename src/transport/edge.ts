@@ -47,7 +47,9 @@ export interface EdgeOptions {
   config: Readonly<Config>;
   pool: IngestPool;
   health: HttpEdgeOptions['health'];
+  metrics?: HttpEdgeOptions['metrics'];
   ciResult: HttpEdgeOptions['ciResult'];
+  fetchRoute?: HttpEdgeOptions['fetchRoute'];
   onResult: NonNullable<WsEdgeOptions['onResult']>;
   onProducerChange: NonNullable<WsEdgeOptions['onProducerChange']>;
 }
@@ -67,7 +69,7 @@ export class Edge {
     const { config, pool } = o;
     const stats = this.stats;
     this.ws = new WsEdge({ config, pool, guard, stats, onResult: o.onResult, onProducerChange: o.onProducerChange });
-    this.http = new HttpEdge({ config, pool, guard, stats, health: o.health, ciResult: o.ciResult });
+    this.http = new HttpEdge({ config, pool, guard, stats, health: o.health, metrics: o.metrics, ciResult: o.ciResult, ...(o.fetchRoute ? { fetchRoute: o.fetchRoute } : {}) });
     this.app = uws.App();
     this.ws.attach(this.app);
     this.http.attach(this.app);

@@ -9,6 +9,7 @@ import { HTTP_ROUTES, type HttpRoute, type ItemOutcome } from '../pool/messages.
 import type { IngestPool } from '../pool/ingest-pool.js';
 import type { ArenaSlice } from '../pool/input-arena.js';
 import type { EdgeStats } from './edge-stats.js';
+import { serveFetch, type FetchHandler } from './fetch-adapter.js';
 import type { Guard } from './guard.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
 
@@ -18,8 +19,15 @@ export interface HttpEdgeOptions {
   guard: Guard;
   stats: EdgeStats;
   health: () => Record<string, unknown>;
+  /** GET /metrics: the exposition text, built by the composition root (the edge only serves it) */
+  metrics?: () => Promise<string>;
   ciResult: (body: unknown) => { status: number; body: Record<string, unknown> };
+  /** a web-standard handler served on one path (MCP for bridges: /mcp), every method; injected so the edge knows nothing of MCP */
+  fetchRoute?: { path: string; handler: FetchHandler; maxBody: number };
 }
+
+/** Prometheus text exposition 0.0.4, what every scraper accepts */
+const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 const STATUS_TEXT: Record<number, string> = {
   200: 'OK',
@@ -52,9 +60,12 @@ export class HttpEdge {
     }
     app.post('/ci-result', (res, req) => this.ci(res, req));
     app.get('/health', (res, req) => this.health(res, req));
+    app.get('/metrics', (res, req) => this.metrics(res, req));
+    const fr = this.o.fetchRoute;
+    if (fr) app.any(fr.path, (res, req) => this.fetchRoute(res, req, fr));
     app.any('/*', (res, req) => {
       const url = req.getUrl();
-      const known = (HTTP_ROUTES as readonly string[]).includes(url) || url === '/ci-result' || url === '/health';
+      const known = (HTTP_ROUTES as readonly string[]).includes(url) || url === '/ci-result' || url === '/health' || url === '/metrics';
       this.o.stats.httpRequests++;
       const refused = this.o.guard.check(req.getHeader('host'), req.getHeader('origin'));
       if (refused) return this.fail({ res, aborted: false }, refused);
@@ -164,6 +175,47 @@ export class HttpEdge {
     const refused = this.o.guard.check(req.getHeader('host'), req.getHeader('origin'));
     if (refused) return this.fail(reply, refused);
     this.json(reply, 200, this.o.health());
+  }
+
+  /** Host/Origin first, as on every route; then the handler owns the request (its own auth included). */
+  private fetchRoute(res: HttpResponse, req: HttpRequest, fr: NonNullable<HttpEdgeOptions['fetchRoute']>): void {
+    this.o.stats.httpRequests++;
+    const reply: Reply = { res, aborted: false };
+    const refused = this.o.guard.check(req.getHeader('host'), req.getHeader('origin'));
+    if (refused) return this.fail(reply, refused, undefined, true);
+    if (!this.accepting) return this.fail(reply, 'shutting_down', undefined, true);
+    serveFetch(res, req, { handler: fr.handler, maxBody: fr.maxBody, onStatus: (s) => this.o.stats.bump(this.o.stats.httpStatus, s) });
+  }
+
+  /**
+   * Same guard as /health: the figures are ours alone (no foreign page may read them, no rebinding
+   * host). The text is built asynchronously, so an abort in between is honoured.
+   */
+  private metrics(res: HttpResponse, req: HttpRequest): void {
+    this.o.stats.httpRequests++;
+    const reply: Reply = { res, aborted: false };
+    const refused = this.o.guard.check(req.getHeader('host'), req.getHeader('origin'));
+    if (refused) return this.fail(reply, refused);
+    const build = this.o.metrics;
+    if (!build) return this.fail(reply, 'not_found');
+    res.onAborted(() => {
+      reply.aborted = true;
+    });
+    build().then(
+      (text) => {
+        if (reply.aborted) return;
+        this.o.stats.bump(this.o.stats.httpStatus, 200);
+        res.cork(() => {
+          res.writeStatus('200 OK');
+          res.writeHeader('content-type', METRICS_CONTENT_TYPE);
+          res.writeHeader('x-content-type-options', 'nosniff');
+          res.writeHeader('cache-control', 'no-store');
+          res.end(text);
+        });
+        reply.aborted = true;
+      },
+      (e: unknown) => this.fail(reply, 'internal', `metrics failed: ${(e as Error).message}`),
+    );
   }
 
   /**

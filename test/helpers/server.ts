@@ -1,5 +1,5 @@
 import { loadConfig, type Config } from '../../src/config.js';
-import { startApp, type App } from '../../src/app.js';
+import { startApp, type App, type AppOptions } from '../../src/app.js';
 import { setLogLevel } from '../../src/log.js';
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };
@@ -7,7 +7,7 @@ type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]>
 const KiB = 1024;
 
 /** A real server on 127.0.0.1:0 with small rings and one worker unless told otherwise. */
-export async function startTestServer(over: DeepPartial<Config> = {}, opts: { faultInjection?: boolean } = {}): Promise<App> {
+export async function startTestServer(over: DeepPartial<Config> = {}, opts: { faultInjection?: boolean; mcpHttp?: boolean; mcpHttpLimits?: AppOptions['mcpHttpLimits'] } = {}): Promise<App> {
   const base: Record<string, unknown> = {
     port: 0,
     mode: 'server',
@@ -19,7 +19,7 @@ export async function startTestServer(over: DeepPartial<Config> = {}, opts: { fa
   const merged = merge(base, over as Record<string, unknown>);
   const config = loadConfig({ flags: merged, env: {} });
   setLogLevel(config.log_level);
-  return startApp({ config, faultInjection: opts.faultInjection ?? false });
+  return startApp({ config, faultInjection: opts.faultInjection ?? false, ...(opts.mcpHttp ? { mcpHttp: true } : {}), ...(opts.mcpHttpLimits ? { mcpHttpLimits: opts.mcpHttpLimits } : {}) });
 }
 
 function merge(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {

@@ -124,6 +124,8 @@ export interface StreamStateOptions {
    * performance.timeOrigin + performance.now()), and monotonic, so windows never run backwards.
    */
   now?: () => number;
+  /** each written alert's edge → written latency, as recorded for latency_ms (metrics feed on it) */
+  onLatency?: (ms: number) => void;
   setTimer?: (fn: () => void, ms: number) => unknown;
   clearTimer?: (handle: unknown) => void;
 }
@@ -143,6 +145,7 @@ interface Pending {
 export class StreamState {
   private readonly emit: StreamStateOptions['emit'];
   private readonly now: () => number;
+  private readonly onLatency: ((ms: number) => void) | undefined;
   private readonly setTimer: (fn: () => void, ms: number) => unknown;
   private readonly clearTimer: (handle: unknown) => void;
 
@@ -172,6 +175,7 @@ export class StreamState {
   constructor(opts: StreamStateOptions) {
     this.emit = opts.emit;
     this.now = opts.now ?? (() => performance.timeOrigin + performance.now());
+    this.onLatency = opts.onLatency;
     this.setTimer = opts.setTimer ?? ((fn, ms) => setTimeout(fn, ms));
     this.clearTimer = opts.clearTimer ?? ((h) => clearTimeout(h as NodeJS.Timeout));
   }
@@ -349,6 +353,7 @@ export class StreamState {
       const done = this.now();
       for (const [edge, started, published, read] of stamped) {
         this.latency.record(done - edge);
+        this.onLatency?.(done - edge);
         if (started > 0 && published > 0 && read > 0) {
           this.stages.queue.record(started - edge);
           this.stages.worker.record(published - started);

@@ -1,0 +1,58 @@
+/**
+ * Times a tool handler and reports the finished call (metrics, the client's trail). Kept apart
+ * from the tool definitions so it wraps whatever registers them. The hook sees arguments only
+ * after egress redaction, and a failing hook never fails the call: observability is not allowed
+ * to break what it observes.
+ */
+import { ERRORS } from '../errors.js';
+import { log } from '../log.js';
+import type { ToolCall } from './port.js';
+import type { ToolResult } from './tools/context.js';
+
+export type OnCall = (c: ToolCall) => void;
+
+export interface CallHook {
+  clientId: string;
+  onCall: OnCall | undefined;
+  /** egress redaction of the arguments (the rule set in force) */
+  redact: (v: unknown) => unknown;
+}
+
+let hookFailureLogged = false;
+
+export function timedTool<A>(h: CallHook, tool: string, fn: (a: A) => Promise<ToolResult>): (a: A) => Promise<ToolResult> {
+  const onCall = h.onCall;
+  if (!onCall) return fn;
+  return async (a: A) => {
+    const t0 = performance.now();
+    let r: ToolResult | undefined;
+    try {
+      r = await fn(a);
+      return r;
+    } finally {
+      const ms = performance.now() - t0;
+      try {
+        const isError = r ? r.isError === true : true;
+        const code = r ? (isError ? errorCode(r) : undefined) : 'internal';
+        onCall({ clientId: h.clientId, tool, args: h.redact(a), resultChars: r ? textLength(r) : 0, ms, isError, ...(code ? { code } : {}) });
+      } catch (e) {
+        if (!hookFailureLogged) log.warn('tool call hook failed; the call itself was answered', { error: (e as Error).message });
+        hookFailureLogged = true;
+      }
+    }
+  };
+}
+
+function textLength(r: ToolResult): number {
+  let n = 0;
+  for (const c of r.content) if (c.type === 'text') n += c.text.length;
+  return n;
+}
+
+/** Error answers start with their catalog code (error-result.ts); only a catalog code is kept. */
+function errorCode(r: ToolResult): string | undefined {
+  const first = r.content[0];
+  if (first?.type !== 'text') return undefined;
+  const m = /^([a-z_]{1,40}):/.exec(first.text);
+  return m && Object.hasOwn(ERRORS, m[1]!) ? m[1] : undefined;
+}

@@ -1,0 +1,288 @@
+/**
+ * MCP over streamable HTTP for bridges: one MCP session per bridge, each its own SDK transport
+ * (WebStandardStreamableHTTPServerTransport, stateful) connected to its own tool dispatcher
+ * (createToolServer) on the one app port. The edge hands each /mcp request in as a web Request
+ * (src/transport/fetch-adapter.ts, injected by src/app.ts: mcp/ never imports the edge).
+ *
+ * What happens here before the SDK sees a request: the bearer token (401 and a fixed body,
+ * nothing else: no session lookup, no hint), then the session by `Mcp-Session-Id` (an unknown
+ * one gets the SDK's own 404), and for a new session the client identity header and the cap.
+ * Host and Origin were checked by the edge, as on every route.
+ *
+ * A bridge that stops reading must not stall the daemon nor grow its memory: notifications for a
+ * session whose streams hold more than `maxBacklogBytes` not yet taken by its socket are dropped,
+ * counted, and said on that session's next tool answer. Sessions nobody uses (no request, no
+ * open stream) for `idleMs` are closed.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { JSONRPCErrorResponse } from '@modelcontextprotocol/sdk/types.js';
+import type { Config } from '../../config.js';
+import { bearerMatches, CLIENT_HEADER, CLIENT_ID_RE } from '../../daemon/contract.js';
+import { ERRORS, type ErrorCode } from '../../errors.js';
+import { log } from '../../log.js';
+import type { Notify } from '../alerts.js';
+import type { McpPort } from '../port.js';
+import { createToolServer, type ToolServer } from '../server.js';
+import { BoundedEventStore, EVENT_LIMITS } from './event-store.js';
+
+/** What the edge tells us about the answer it is writing (src/transport/fetch-adapter.ts `Exchange`). */
+export interface HttpExchange {
+  readonly backlog: number;
+  readonly open: boolean;
+  onEnd(fn: () => void): void;
+}
+
+export const MCP_HTTP_LIMITS = {
+  /** concurrent sessions; a bridge holds one, so this is far above any desk's agents */
+  maxSessions: 64,
+  /** bytes a session's streams may hold unsent before its notifications are dropped */
+  maxBacklogBytes: 1024 * 1024,
+  /** a session with no request and no open stream this long is closed */
+  idleMs: 30 * 60_000,
+  /** request body bound (the SDK's own default; a tool call's largest argument is 64 KiB) */
+  maxBody: 4 * 1024 * 1024,
+  /** SSE comment interval: below uWS's 10 s idle timeout, so a quiet stream stays open */
+  keepAliveMs: 5_000,
+  maxEvents: EVENT_LIMITS.maxEvents,
+  maxEventBytes: EVENT_LIMITS.maxBytes,
+} as const;
+export type McpHttpLimits = { -readonly [K in keyof typeof MCP_HTTP_LIMITS]: number };
+
+export interface McpHttpOptions {
+  port: McpPort;
+  config: Readonly<Config>;
+  /** the daemon's bearer token (src/daemon/contract.ts); never logged */
+  token: string;
+  limits?: Partial<McpHttpLimits>;
+}
+
+export interface McpHttpSessionView {
+  /** the first 8 characters: enough to tell sessions apart, not enough to use one */
+  session: string;
+  client_id: string;
+  created: string;
+  last_request: string;
+  open_streams: number;
+  backlog_bytes: number;
+  notifications_dropped: number;
+  replay_missed: number;
+  resume_events: number;
+}
+
+class HttpSession {
+  id = '';
+  readonly created = Date.now();
+  lastRequest = Date.now();
+  readonly exchanges = new Set<HttpExchange>();
+  readonly events: BoundedEventStore;
+  dropped = 0;
+  private reportedDropped = 0;
+  private reportedMissed = 0;
+  tools!: ToolServer;
+  transport!: WebStandardStreamableHTTPServerTransport;
+  closed = false;
+
+  constructor(
+    readonly clientId: string,
+    private readonly limits: McpHttpLimits,
+  ) {
+    this.events = new BoundedEventStore({ maxEvents: limits.maxEvents, maxBytes: limits.maxEventBytes });
+  }
+
+  get backlog(): number {
+    let b = 0;
+    for (const e of this.exchanges) b += e.backlog;
+    return b;
+  }
+
+  /** The notify given to the tool dispatcher: refuses (false) while the socket is not keeping up. */
+  readonly notify: Notify = async (n) => {
+    if (this.closed) return false;
+    if (this.backlog > this.limits.maxBacklogBytes) {
+      this.dropped++;
+      return false;
+    }
+    await this.tools.mcp.server.notification(n);
+    return true;
+  };
+
+  /** One line for the next tool answer, once per loss. */
+  note(): string {
+    const dropped = this.dropped - this.reportedDropped;
+    const missed = this.events.missed - this.reportedMissed;
+    this.reportedDropped = this.dropped;
+    this.reportedMissed = this.events.missed;
+    const parts: string[] = [];
+    if (dropped > 0) parts.push(`${dropped} notification${dropped === 1 ? ' was' : 's were'} dropped: this session's event stream was not being read`);
+    if (missed > 0) parts.push(`${missed} pushed event${missed === 1 ? ' was' : 's were'} gone before the stream reconnected`);
+    return parts.length ? `${parts.join('; ')} — call observe to catch up.` : '';
+  }
+
+  view(): McpHttpSessionView {
+    return {
+      session: this.id.slice(0, 8),
+      client_id: this.clientId,
+      created: new Date(this.created).toISOString(),
+      last_request: new Date(this.lastRequest).toISOString(),
+      open_streams: this.exchanges.size,
+      backlog_bytes: this.backlog,
+      notifications_dropped: this.dropped,
+      replay_missed: this.events.missed,
+      resume_events: this.events.size,
+    };
+  }
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' };
+
+export class McpHttpSessions {
+  private readonly sessions = new Map<string, HttpSession>();
+  /** sessions being initialized: they count against the cap before they have an id */
+  private starting = 0;
+  private readonly limits: McpHttpLimits;
+  /** answers a request for a session that does not exist with the SDK's own 404 */
+  private readonly gone: WebStandardStreamableHTTPServerTransport;
+  /** answers GET/DELETE without a session id with the SDK's own 400 */
+  private readonly blank: WebStandardStreamableHTTPServerTransport;
+  private readonly reaper: NodeJS.Timeout;
+  private closing: Promise<void> | undefined;
+
+  constructor(private readonly o: McpHttpOptions) {
+    this.limits = { ...MCP_HTTP_LIMITS, ...o.limits };
+    this.gone = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID() });
+    void this.gone.close();
+    this.blank = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID() });
+    this.reaper = setInterval(() => this.reapIdle(), Math.max(50, Math.min(60_000, this.limits.idleMs / 4)));
+    this.reaper.unref();
+  }
+
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  /** The /mcp handler the edge calls for every request on the path. */
+  readonly handle = async (req: Request, ex: HttpExchange): Promise<Response> => {
+    // constant-time check, before anything else is looked at
+    if (!bearerMatches(req.headers.get('authorization') ?? '', this.o.token)) return refusal('unauthorized');
+    if (this.closing) return refusal('shutting_down');
+    const sid = req.headers.get('mcp-session-id');
+    if (sid !== null) {
+      const s = this.sessions.get(sid);
+      if (!s) return this.gone.handleRequest(req);
+      s.lastRequest = Date.now();
+      this.track(s, ex);
+      return s.transport.handleRequest(req);
+    }
+    if (req.method !== 'POST') return this.blank.handleRequest(req);
+    return this.open(req, ex);
+  };
+
+  /** A POST without a session id: an initialize, which opens a session (anything else is refused by the SDK). */
+  private async open(req: Request, ex: HttpExchange): Promise<Response> {
+    const asked = req.headers.get(CLIENT_HEADER);
+    if (asked !== null && !CLIENT_ID_RE.test(asked)) return rpcRefusal('invalid_client_id', `${CLIENT_HEADER} must match ${CLIENT_ID_RE.source}`);
+    if (this.sessions.size + this.starting >= this.limits.maxSessions) {
+      return rpcRefusal('mcp_sessions_full', `${this.limits.maxSessions} MCP sessions are open on this daemon; end one (DELETE /mcp) or wait for idle ones to close`);
+    }
+    this.starting++;
+    const s = new HttpSession(asked ?? `anon-${randomBytes(6).toString('hex')}`, this.limits);
+    try {
+      s.transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        eventStore: s.events,
+        keepAliveMs: this.limits.keepAliveMs,
+        maxRequestBodySize: this.limits.maxBody,
+        onsessioninitialized: (id) => {
+          s.id = id;
+          this.sessions.set(id, s);
+          log.info('mcp http session opened', { session: id.slice(0, 8), client_id: s.clientId });
+        },
+      });
+      s.tools = createToolServer({
+        port: this.o.port,
+        clientId: s.clientId,
+        config: this.o.config,
+        notify: s.notify,
+        notes: () => s.note(),
+        mcpHealth: () => ({ transport: 'streamable-http', ...s.view() }),
+      });
+      // set before connect: the SDK chains its own close handling onto it
+      s.transport.onclose = () => this.closeSession(s, 'closed');
+      await s.tools.mcp.connect(s.transport);
+      this.track(s, ex);
+      const res = await s.transport.handleRequest(req);
+      // not an initialize (or a refused one): the SDK answered it; nothing of it may stay
+      if (!s.id) await this.closeSession(s, 'not initialized');
+      return res;
+    } catch (e) {
+      await this.closeSession(s, 'failed to open');
+      throw e;
+    } finally {
+      this.starting--;
+    }
+  }
+
+  private track(s: HttpSession, ex: HttpExchange): void {
+    if (!ex.open) return;
+    s.exchanges.add(ex);
+    ex.onEnd(() => {
+      s.exchanges.delete(ex);
+      s.lastRequest = Date.now();
+    });
+  }
+
+  private async closeSession(s: HttpSession, reason: string): Promise<void> {
+    if (s.closed) return;
+    s.closed = true;
+    if (s.id && this.sessions.get(s.id) === s) this.sessions.delete(s.id);
+    // alerts detach and streaming timers stop with the dispatcher
+    s.tools?.close();
+    await s.tools?.mcp.close().catch(() => undefined);
+    await s.transport?.close().catch(() => undefined);
+    if (s.id) log.info('mcp http session closed', { session: s.id.slice(0, 8), client_id: s.clientId, reason });
+  }
+
+  private reapIdle(): void {
+    const now = Date.now();
+    for (const s of [...this.sessions.values()]) {
+      if (s.exchanges.size === 0 && now - s.lastRequest > this.limits.idleMs) void this.closeSession(s, 'idle');
+    }
+  }
+
+  health(): Record<string, unknown> {
+    return {
+      sessions: this.sessions.size,
+      max_sessions: this.limits.maxSessions,
+      max_backlog_bytes: this.limits.maxBacklogBytes,
+      idle_close_s: Math.round(this.limits.idleMs / 1000),
+      list: [...this.sessions.values()].map((s) => s.view()),
+    };
+  }
+
+  /** testing and diagnostics: the notify of a session, by its full id */
+  notifyOf(sessionId: string): Notify | undefined {
+    return this.sessions.get(sessionId)?.notify;
+  }
+
+  /** Closes every session (their streams end; their dispatchers detach). Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      clearInterval(this.reaper);
+      await Promise.all([...this.sessions.values()].map((s) => this.closeSession(s, 'shutting down')));
+      await this.blank.close();
+    })();
+    return this.closing;
+  }
+}
+
+/** The edge-style refusal (`{error, message}`), for what is refused before MCP is spoken at all. */
+function refusal(code: ErrorCode): Response {
+  return new Response(JSON.stringify({ error: code, message: ERRORS[code].summary }), { status: ERRORS[code].http, headers: JSON_HEADERS });
+}
+
+/** A refusal an MCP client reads as a JSON-RPC error (the request had no id we could answer). */
+function rpcRefusal(code: ErrorCode, message: string): Response {
+  const body: Omit<JSONRPCErrorResponse, 'id'> & { id: null } = { jsonrpc: '2.0', id: null, error: { code: -32000, message: `${code}: ${message}`, data: { error: code } } };
+  return new Response(JSON.stringify(body), { status: ERRORS[code].http, headers: JSON_HEADERS });
+}
