@@ -61,6 +61,11 @@ export function formatStatus(h: Json): string[] {
   out.push(`gasoline ${String(h.version)} on 127.0.0.1:${num(h.port)} — ${String(h.mode ?? '?')}, pid ${num(h.pid)}, up ${duration(h.uptime_s)}`);
   const ext = (h.extension ?? {}) as { connected?: boolean; producers?: Json[] };
   out.push(`extension: ${ext.connected ? 'connected' : 'not connected'}${ext.producers?.length ? ` (${ext.producers.length} producer${ext.producers.length === 1 ? '' : 's'})` : ''}`);
+  const http = (h.mcp_http ?? {}) as { sessions?: number; list?: Json[] };
+  if (typeof http.sessions === 'number') {
+    out.push(`bridge sessions: ${http.sessions}`);
+    for (const s of http.list ?? []) out.push(`  ${Object.entries(s).map(([k, v]) => `${k} ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`).join(', ')}`);
+  }
   const clients = Array.isArray(h.clients) ? (h.clients as Json[]) : [];
   out.push(`clients: ${clients.length}`);
   for (const c of clients) {

@@ -5,7 +5,7 @@
  * session. It loads no engine, worker or native module: an agent waits on its start.
  */
 import type { ZodRawShape } from 'zod';
-import { deriveClientId } from '../clients/client-state.js';
+import { deriveClientId } from '../clients/client-id.js';
 import type { Config } from '../config.js';
 import { EXIT } from '../exit-codes.js';
 import { log } from '../log.js';

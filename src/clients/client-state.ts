@@ -2,7 +2,6 @@
  * Per-client state: read cursors ("what's new since I last looked"), checkpoints and noise
  * rules. Shared telemetry lives once in the rings; a client's view is cursors and filters.
  */
-import { createHash } from 'node:crypto';
 import { KIND_COUNT } from '../domain/kinds.js';
 import { gasolineError } from '../errors.js';
 import { BUILTIN_NOISE, compileNoise, noiseField, type NoiseField, type NoiseTest } from '../query/index.js';
@@ -74,11 +73,8 @@ export class ClientState {
   }
 }
 
-/** Explicit id, else derived from the working directory, so one project keeps its cursors. */
-export function deriveClientId(explicit: string | undefined, cwd = process.cwd()): string {
-  if (explicit) return explicit;
-  return `cwd-${createHash('sha256').update(cwd).digest('hex').slice(0, 12)}`;
-}
+// in a module of its own so a bridge can derive it without loading the engine
+export { deriveClientId } from './client-id.js';
 
 /** Bounded registry of client states (one per MCP client identity). */
 export class ClientRegistry {

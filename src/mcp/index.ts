@@ -1,5 +1,5 @@
 /**
- * The MCP room's door: MCP over stdio in the embedded default mode. stdout is owned by one
+ * The MCP room's door: MCP over stdio in --standalone mode. stdout is owned by one
  * writer; stdin closing or a broken stdout pipe ends the session (the SDK exits on neither).
  */
 import type { Readable, Writable } from 'node:stream';
