@@ -115,6 +115,7 @@ interface LockBody {
  */
 export function tryLock(stateDir: string, port: number, now = Date.now()): (() => void) | null {
   const path = lockPath(stateDir, port);
+  makePrivateDir(stateDir);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = openSync(path, 'wx', FILE_MODE);

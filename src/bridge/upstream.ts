@@ -133,7 +133,9 @@ export class Upstream {
   private async connectLoop(): Promise<void> {
     let delay = RETRY_MIN_MS;
     while (!this.closed && !this.session) {
-      const problem = await this.tryConnect();
+      // a fault of this attempt (an unwritable state dir, say) is a problem to report and retry,
+      // never a crash of the agent's MCP server
+      const problem = await this.tryConnect().catch((e: unknown) => `The gasoline daemon on port ${this.o.port} could not be reached or started: ${(e as Error).message}`);
       if (!problem) break;
       this.setProblem(problem);
       await new Promise((r) => setTimeout(r, delay));
