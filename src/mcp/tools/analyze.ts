@@ -4,7 +4,7 @@
  * dom, page_info and accessibility look at the live page instead: they go to the extension as
  * commands (run-command.ts).
  */
-import { z } from 'zod';
+import type { z } from 'zod';
 import { gasolineError } from '../../errors.js';
 import { kindId } from '../../domain/kinds.js';
 import { baselineOf, regressions, type Metric } from '../../domain/signals/vitals.js';

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { KINDS, KIND_COUNT } from '../../domain/kinds.js';
 import { gasolineError } from '../../errors.js';
 import { makePrivateDir, writePrivateFile } from '../../state-dir.js';

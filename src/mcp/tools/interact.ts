@@ -4,7 +4,7 @@
  * refusal arrives as agent_control_off and says whom to ask. Mutating actions are recorded as
  * actions with source "agent".
  */
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { ToolContext, ToolResult } from './context.js';
 import { runCommand } from './run-command.js';
 import type { InteractInput } from '../tool-defs.js';

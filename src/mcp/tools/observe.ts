@@ -5,7 +5,7 @@
  * their budget in observe-list.ts; the cross-kind overview is summary.ts. Every answer, whatever
  * its kind, leaves through `budgeted` so it fits the caller's character budget after redaction.
  */
-import { z } from 'zod';
+import type { z } from 'zod';
 import { kindId, type Kind } from '../../domain/kinds.js';
 import { errorSignature } from '../../domain/signals/signature.js';
 import { rate, METRICS } from '../../domain/signals/vitals.js';
