@@ -61,7 +61,7 @@ function openSession(clients: ClientRegistry, id: string): ClientSession {
 }
 
 /** Embedded mode with the port taken: every read says why there is no data and how to fix it. */
-export function offlinePort(config: Readonly<Config>, reason: string, clients = new ClientRegistry({ dir: config.state_dir })): McpPort {
+export function offlinePort(config: Readonly<Config>, reason: string, clients = new ClientRegistry({ dir: config.state_dir, max: config.clients.max, ttlMs: config.clients.ttl_s * 1000 })): McpPort {
   const why = `no browser data: the ingest server is not running (${reason}). Stop the other process on port ${config.port} or set GASOLINE_PORT, then restart this MCP server.`;
   // egress still applies the configured rules: nothing else redacts when no worker runs
   const engine = compileRedaction(config.redaction);

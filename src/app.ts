@@ -102,8 +102,7 @@ export async function startApp(o: AppOptions): Promise<App> {
   const alerts = new AlertHub();
   const thresholds = new ThresholdTracker();
   // one per daemon start: its rings are new, so ordinals saved by an earlier one are reset on load
-  // (the lead wires config.clients.max / ttl_s here)
-  const clients = new ClientRegistry({ dir: config.state_dir, max: 32, ttlMs: 3_600_000 });
+  const clients = new ClientRegistry({ dir: config.state_dir, max: config.clients.max, ttlMs: config.clients.ttl_s * 1000 });
   // loaded only when bridges are served: the other modes never pay for the SDK's HTTP transport
   const httpMcp = o.mcpHttp ? await import('./mcp/http/index.js') : null;
   let sessions: McpHttpSessions | null = null;

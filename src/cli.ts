@@ -4,7 +4,7 @@
  * owned by another user or not repairable to 0700.
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConfigError, loadConfig, parseDuration, type Config } from './config.js';
 import { log, setLogLevel } from './log.js';
 import { EXIT } from './exit-codes.js';
 import { StateDirError } from './state-dir.js';
@@ -13,13 +13,23 @@ import { VERSION } from './version.js';
 export const HELP = `gasoline ${VERSION} — lets AI coding agents see your real browser
 
 Usage:
-  gasoline                 MCP over stdio + the ingest server on 127.0.0.1 (the default; put
-                           {"command": "gasoline"} in your agent's MCP config)
-  gasoline --server        the ingest server only, no stdio
+  gasoline                 bridge (the default; put {"command": ".../bin/gasoline"} in every agent's
+                           MCP config): MCP on stdio, forwarded to the daemon on --port, which it
+                           starts in the background when none runs. Any number of agents share it.
+  gasoline --server        the daemon in the foreground: ingest + MCP for bridges; never reads stdin
+  gasoline --connect       a bridge that never starts a daemon (run one with gasoline --server)
+  gasoline --standalone    one process: MCP on stdio + ingest, no daemon (one agent only)
+  gasoline --replace       a bridge that first stops a daemon of another version on the port
+  gasoline --stop          stop the daemon on the port (gracefully) and wait until the port is free
+  gasoline --status        the daemon's health, clients and extension state, for people
 
 Options (each also settable by environment variable):
-  --port N                 ingest port on 127.0.0.1 (GASOLINE_PORT, default 7890)
-  --server                 ingest only, no MCP stdio (GASOLINE_SERVER=true)
+  --port N                 port on 127.0.0.1 (GASOLINE_PORT, default 7890)
+  --client-id ID           the client this agent is (GASOLINE_CLIENT_ID; letters, digits, . _ -,
+                           at most 64); default: derived from the working directory, so an agent
+                           restarted in the same project finds its checkpoints and cursors
+  --client-ttl T           the daemon forgets clients unseen this long: seconds, or 30m, 1h, 2d
+                           (GASOLINE_CLIENT_TTL, default 1h)
   --state-dir DIR          state directory (GASOLINE_STATE_DIR, else $XDG_STATE_HOME/gasoline,
                            else ~/.gasoline)
   --config FILE            JSON config file; every option of the schema, e.g.
@@ -28,17 +38,28 @@ Options (each also settable by environment variable):
   --log-level LEVEL        debug|info|warn|error|silent (GASOLINE_LOG_LEVEL, default info)
   -h, --help               this text
   -v, --version            the version
+  The mode is also settable as GASOLINE_MODE=bridge|connect|server|standalone (GASOLINE_SERVER=true
+  is --server).
 
-Logs go to stderr; stdout carries only MCP JSON-RPC.
-Exit codes: 0 ok, 1 fatal, 2 invalid configuration, 3 port in use (--server),
-4 state directory not ours (another user owns it, or its modes cannot be set to 0700/0600).
+Logs go to stderr (a daemon started by a bridge: <state dir>/daemon-PORT.log); stdout carries only
+MCP JSON-RPC, so --status and --stop print to stderr too.
+Exit codes: 0 ok, 1 fatal, 2 invalid configuration or usage, 3 port in use (--server), 4 state
+directory not ours (another user owns it, or its modes cannot be set to 0700/0600), 5 no daemon
+(--connect, --stop, --status: none answers on the port; or one of another version, see --replace).
 `;
 
 export interface ParsedCli {
   help: boolean;
   version: boolean;
+  /** bridge: stop a daemon of another version on the port and start ours */
+  replace: boolean;
+  /** the daemon options given on this command line, for the daemon a bridge starts */
+  daemonArgs: string[];
   config: Readonly<Config>;
 }
+
+/** flags that choose the mode; at most one of them */
+const MODE_FLAGS = ['server', 'connect', 'standalone', 'stop', 'status'] as const;
 
 /** Parses argv and loads config. Throws ConfigError (exit 2) on any usage or config problem. */
 export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): ParsedCli {
@@ -53,6 +74,13 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
         version: { type: 'boolean', short: 'v' },
         port: { type: 'string' },
         server: { type: 'boolean' },
+        connect: { type: 'boolean' },
+        standalone: { type: 'boolean' },
+        stop: { type: 'boolean' },
+        status: { type: 'boolean' },
+        replace: { type: 'boolean' },
+        'client-id': { type: 'string' },
+        'client-ttl': { type: 'string' },
         'state-dir': { type: 'string' },
         config: { type: 'string' },
         threads: { type: 'string' },
@@ -72,7 +100,18 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
   };
   const port = num('port', values.port);
   if (port !== undefined) flags.port = port;
-  if (values.server) flags.mode = 'server';
+  const modes = MODE_FLAGS.filter((m) => values[m] === true);
+  if (modes.length > 1) problems.push(`choose one mode: ${modes.map((m) => `--${m}`).join(' and ')} exclude each other`);
+  else if (modes[0]) flags.mode = modes[0];
+  // --replace is a bridge that first clears the port; with another mode it means nothing
+  if (values.replace && modes.length && modes[0] !== 'connect') problems.push(`--replace is for the bridge (gasoline --replace), not with --${modes[0]}`);
+  if (values.replace && modes[0] === 'connect') problems.push('--replace starts a daemon, --connect never does: choose one');
+  if (typeof values['client-id'] === 'string') flags.client_id = values['client-id'];
+  if (typeof values['client-ttl'] === 'string') {
+    const ttl = parseDuration(values['client-ttl']);
+    if (ttl === undefined) problems.push(`--client-ttl: expected seconds or 30m/1h/2d, got ${JSON.stringify(values['client-ttl'])}`);
+    else flags.clients = { ttl_s: ttl };
+  }
   if (typeof values['state-dir'] === 'string') flags.state_dir = values['state-dir'];
   const threads = num('threads', values.threads);
   if (threads !== undefined) flags.pool = { threads };
@@ -85,7 +124,13 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
     throw e;
   }
   if (problems.length) throw new ConfigError(problems);
-  return { help: values.help === true, version: values.version === true, config };
+    // a daemon a bridge starts gets the same config, state dir and port the bridge was given
+  const daemonArgs = ['--server', '--port', String(config.port), '--state-dir', config.state_dir];
+  for (const name of ['config', 'threads', 'log-level', 'client-ttl']) {
+    const v = values[name];
+    if (typeof v === 'string') daemonArgs.push(`--${name}`, v);
+  }
+  return { help: values.help === true, version: values.version === true, replace: values.replace === true, daemonArgs, config };
 }
 
 export async function main(argv = process.argv.slice(2)): Promise<void> {
@@ -109,10 +154,8 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     throw e;
   }
   setLogLevel(parsed.config.log_level);
-  // loaded only now: --help, --version and a bad config never load the native uWS binary or a worker
-  const { run } = await import('./main.js');
   try {
-    await run(parsed.config);
+    await dispatch(parsed);
   } catch (e) {
     if (e instanceof StateDirError) {
       process.stderr.write(`gasoline: ${e.message}\n`);
@@ -121,4 +164,24 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     log.error('fatal', { error: String(e) });
     process.exit(EXIT.fatal);
   }
+}
+
+/**
+ * Each mode loads only what it runs: a bridge and the --stop/--status commands never load the
+ * native uWS binary, a worker or the app (an agent waits on the bridge's start), and --help,
+ * --version and a bad config load nothing at all.
+ */
+async function dispatch(p: ParsedCli): Promise<void> {
+  const { mode } = p.config;
+  if (mode === 'bridge' || mode === 'connect') {
+    const { runBridge } = await import('./bridge/index.js');
+    await runBridge({ config: p.config, replace: p.replace, daemonArgs: p.daemonArgs });
+    return;
+  }
+  if (mode === 'stop' || mode === 'status') {
+    const { runControl } = await import('./bridge/control.js');
+    process.exit(await runControl(p.config, mode));
+  }
+  const { run } = await import('./main.js');
+  await run(p.config);
 }

@@ -8,6 +8,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { CLIENT_ID_RE } from './daemon/contract.js';
 import { EXTENSION_ORIGIN } from './domain/extension-id.js';
 import { compileRedaction, RedactionConfigSchema } from './domain/redaction/index.js';
 
@@ -106,10 +107,31 @@ export const CommandsSchema = z
   })
   .strict();
 
+/**
+ * What this process is. bridge (the default, what agents' MCP configs run): MCP on stdio, forwarded
+ * to the daemon on the port, which it starts when none runs. connect: a bridge that never starts
+ * one. server: the daemon in the foreground. standalone: MCP on stdio and ingest in one process.
+ * stop / status: one-shot commands for people, about the daemon on the port.
+ */
+export const MODES = ['bridge', 'connect', 'server', 'standalone', 'stop', 'status'] as const;
+export type Mode = (typeof MODES)[number];
+
+export const ClientsSchema = z
+  .object({
+    /** client identities the daemon keeps at once */
+    max: z.number().int().min(1).max(10_000).default(32),
+    /** a client unseen this long is purged, its durable state with it */
+    ttl_s: z.number().int().min(1).max(365 * 86_400).default(3600),
+  })
+  .strict();
+
 export const ConfigSchema = z
   .object({
     port: z.number().int().min(0).max(65535).default(7890),
-    mode: z.enum(['embedded', 'server']).default('embedded'),
+    mode: z.enum(MODES).default('bridge'),
+    /** the client a bridge (or standalone) speaks for; else derived from the working directory */
+    client_id: z.string().regex(CLIENT_ID_RE, 'letters, digits, . _ - only, 1 to 64 of them').optional(),
+    clients: ClientsSchema.default(ClientsSchema.parse({})),
     state_dir: z.string().min(1).default(defaultStateDir()),
     allowed_origins: z.array(z.string().min(1)).default([EXTENSION_ORIGIN]),
     rings: RingsSchema.default(RingsSchema.parse({})),
@@ -154,7 +176,23 @@ function deepMerge(base: Json, over: Json): Json {
   return out;
 }
 
-/** Environment variables: GASOLINE_PORT, GASOLINE_SERVER, GASOLINE_STATE_DIR, GASOLINE_CONFIG, GASOLINE_THREADS, GASOLINE_LOG_LEVEL, GASOLINE_ALLOWED_ORIGINS (comma-separated). */
+/**
+ * A duration in seconds: a plain number is seconds, or a number with s, m, h or d (30m, 1h, 2d).
+ * Returns undefined when the text is not one.
+ */
+export function parseDuration(raw: string): number | undefined {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$/i.exec(raw);
+  if (!m) return undefined;
+  const unit = { '': 1, s: 1, m: 60, h: 3600, d: 86_400 }[m[2]!.toLowerCase() as '' | 's' | 'm' | 'h' | 'd'];
+  return Math.round(Number(m[1]) * unit);
+}
+
+/**
+ * Environment variables: GASOLINE_PORT, GASOLINE_MODE (bridge|connect|server|standalone),
+ * GASOLINE_SERVER (true = GASOLINE_MODE=server), GASOLINE_STATE_DIR, GASOLINE_CONFIG,
+ * GASOLINE_THREADS, GASOLINE_LOG_LEVEL, GASOLINE_ALLOWED_ORIGINS (comma-separated),
+ * GASOLINE_CLIENT_ID, GASOLINE_CLIENT_TTL (seconds, or 30m / 1h / 2d).
+ */
 export function envOverrides(env: NodeJS.ProcessEnv, problems: string[]): Json {
   const out: Json = {};
   const num = (name: string): number | undefined => {
@@ -173,6 +211,18 @@ export function envOverrides(env: NodeJS.ProcessEnv, problems: string[]): Json {
   if (server !== undefined && server !== '') {
     if (/^(1|true|yes)$/i.test(server)) out.mode = 'server';
     else if (!/^(0|false|no)$/i.test(server)) problems.push(`GASOLINE_SERVER: expected true/false, got ${JSON.stringify(server)}`);
+  }
+  const mode = env.GASOLINE_MODE;
+  if (mode !== undefined && mode !== '') {
+    // stop and status are commands a person types, not a mode to leave set in an environment
+    if (['bridge', 'connect', 'server', 'standalone'].includes(mode)) out.mode = mode;
+    else problems.push(`GASOLINE_MODE: expected bridge, connect, server or standalone, got ${JSON.stringify(mode)}`);
+  }
+  if (env.GASOLINE_CLIENT_ID) out.client_id = env.GASOLINE_CLIENT_ID;
+  if (env.GASOLINE_CLIENT_TTL) {
+    const ttl = parseDuration(env.GASOLINE_CLIENT_TTL);
+    if (ttl === undefined) problems.push(`GASOLINE_CLIENT_TTL: expected seconds or 30m/1h/2d, got ${JSON.stringify(env.GASOLINE_CLIENT_TTL)}`);
+    else out.clients = { ttl_s: ttl };
   }
   if (env.GASOLINE_STATE_DIR) out.state_dir = env.GASOLINE_STATE_DIR;
   const threads = num('GASOLINE_THREADS');

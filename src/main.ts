@@ -1,5 +1,6 @@
 /**
- * Runs the process for one mode: builds the app, serves MCP over stdio in the embedded default,
+ * Runs the daemon (--server) or the single process (--standalone): builds the app, serves MCP
+ * over stdio when standalone,
  * and registers the shutdown steps in order: the agent's session first, then the app (intake
  * first, workers last).
  */
@@ -43,7 +44,7 @@ export async function run(config: Readonly<Config>): Promise<void> {
       process.stderr.write(`gasoline: ${e.message}\n`);
       process.exit(EXIT.portTaken);
     }
-    // Embedded: the agent's tools still answer and say what to do.
+    // Standalone: the agent's tools still answer and say what to do.
     port = offlinePort(config, e.message);
     log.error('ingest server not started', { reason: e.message });
   }
@@ -63,6 +64,7 @@ export async function run(config: Readonly<Config>): Promise<void> {
   if (lifecycle.stopping) return;
   mcp = await startMcpStdio({
     config,
+    ...(config.client_id ? { clientId: config.client_id } : {}),
     port,
     stdin: process.stdin,
     stdout: process.stdout,

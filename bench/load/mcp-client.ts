@@ -1,5 +1,5 @@
 /**
- * A bench MCP client over real stdio: spawns `bin/gasoline` in its default embedded mode (MCP on
+ * A bench MCP client over real stdio: spawns `bin/gasoline` in its --standalone mode (MCP on
  * stdio and the ingest server on 127.0.0.1:<port>, one process), speaks line-delimited JSON-RPC,
  * times each call, and timestamps every `notifications/message` the moment its chunk arrives.
  *
@@ -50,7 +50,7 @@ export class McpProc {
       GASOLINE_STATE_DIR: mkdtempSync(join(tmpdir(), 'gasoline-bench-')),
     };
     if (o.threads !== undefined) env.GASOLINE_THREADS = String(o.threads);
-    this.child = spawn(process.execPath, [join(o.root, 'bin/gasoline')], { cwd: o.root, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child = spawn(process.execPath, [join(o.root, 'bin/gasoline'), '--standalone'], { cwd: o.root, env, stdio: ['pipe', 'pipe', 'pipe'] });
     this.exited = new Promise((r) => this.child.once('exit', (code) => r(code)));
     this.child.stderr!.setEncoding('utf8');
     this.child.stderr!.on('data', (d: string) => {

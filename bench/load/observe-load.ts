@@ -1,6 +1,6 @@
 /**
  * observe({what:"errors"}) latency seen by a real MCP client over stdio, while producers push
- * WebSocket ingest at a fixed rate into the same process (the embedded default mode).
+ * WebSocket ingest at a fixed rate into the same process (--standalone, the single-process mode).
  *   node dist/bench/load/observe-load.js [--rate 150000] [--seconds 10]
  */
 import { spawn } from 'node:child_process';
@@ -21,7 +21,7 @@ export interface ObserveLoadResult {
 }
 
 export async function runObserveLoad(o: { port: number; rate: number; durationMs: number }): Promise<ObserveLoadResult> {
-  const child = spawn(process.execPath, [join(ROOT, 'bin/gasoline')], {
+  const child = spawn(process.execPath, [join(ROOT, 'bin/gasoline'), '--standalone'], {
     cwd: ROOT,
     env: { ...process.env, GASOLINE_PORT: String(o.port), GASOLINE_LOG_LEVEL: 'info', GASOLINE_STATE_DIR: mkdtempSync(join(tmpdir(), 'gasoline-bench-')) },
     stdio: ['pipe', 'pipe', 'pipe'],

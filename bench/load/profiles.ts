@@ -1,5 +1,5 @@
 /**
- * Issue 7's load profiles against the real `bin/gasoline` in its default embedded mode (MCP on
+ * Issue 7's load profiles against the real `bin/gasoline` in its --standalone mode (MCP on
  * stdio + ingest on loopback, one process), so ingest, tools and pushes share one event loop as
  * they do for a user:
  *

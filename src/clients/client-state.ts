@@ -4,7 +4,6 @@
  * telemetry lives once in the rings; a client's view is cursors and filters. The registry
  * (registry.ts) owns the states, saves them (client-file.ts) and holds the global noise rules.
  */
-import { createHash } from 'node:crypto';
 import { KIND_COUNT } from '../domain/kinds.js';
 import { gasolineError } from '../errors.js';
 import { BUILTIN_NOISE, compileNoise, compileTabPattern, noiseField, type NoiseField, type NoiseTest } from '../query/index.js';
@@ -234,8 +233,5 @@ export function localNoise(): SharedNoise {
   };
 }
 
-/** Explicit id, else derived from the working directory, so one project keeps its cursors. */
-export function deriveClientId(explicit: string | undefined, cwd = process.cwd()): string {
-  if (explicit) return explicit;
-  return `cwd-${createHash('sha256').update(cwd).digest('hex').slice(0, 12)}`;
-}
+// in a module of its own so a bridge can derive it without loading the engine
+export { deriveClientId } from './client-id.js';

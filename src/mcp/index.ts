@@ -1,5 +1,5 @@
 /**
- * The MCP room's door: MCP over stdio in the embedded default mode. stdout is owned by one
+ * The MCP room's door: MCP over stdio in --standalone mode. stdout is owned by one
  * writer; stdin closing or a broken stdout pipe ends the session (the SDK exits on neither).
  */
 import type { Readable, Writable } from 'node:stream';
@@ -8,6 +8,7 @@ import { deriveClientId } from '../clients/client-state.js';
 import { log } from '../log.js';
 import type { McpPort } from './port.js';
 import { createToolServer } from './server.js';
+import { unknownToolPreflight } from './tool-defs.js';
 import { StdoutWriter } from './stdout-writer.js';
 import { StdioLineTransport } from './transport.js';
 
@@ -40,14 +41,7 @@ export async function startMcpStdio(o: McpStdioOptions): Promise<{ close(): Prom
   });
   const mcp = g.mcp;
   const transport = new StdioLineTransport(o.stdin, writer);
-  const tools = new Set(['observe', 'analyze', 'configure', 'interact']);
-  // An unknown tool is a malformed request (JSON-RPC error), not a tool failure; the SDK would
-  // answer it as an isError result.
-  transport.preflight = (m) => {
-    if (!('method' in m) || m.method !== 'tools/call') return null;
-    const name = (m.params as { name?: unknown } | undefined)?.name;
-    return typeof name === 'string' && tools.has(name) ? null : { code: -32602, message: `unknown tool ${JSON.stringify(name)}; tools: ${[...tools].join(', ')}` };
-  };
+  transport.preflight = unknownToolPreflight;
   let closed = false;
   const end = (reason: string): void => {
     if (closed) return;

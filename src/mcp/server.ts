@@ -5,21 +5,20 @@
  * sessions share the app behind the port. Errors cross this boundary once: bad arguments and
  * missing data become isError results that say what to do next.
  */
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Config } from '../config.js';
 import { GasolineError } from '../errors.js';
-import { VERSION } from '../version.js';
 import { errorResult } from './error-result.js';
-import { GUIDE, INSTRUCTIONS } from './guide.js';
-import { analyze, AnalyzeInput } from './tools/analyze.js';
-import { configure, ConfigureInput } from './tools/configure.js';
+import { analyze } from './tools/analyze.js';
+import { configure } from './tools/configure.js';
 import type { ToolContext, ToolResult } from './tools/context.js';
-import { observe, ObserveInput } from './tools/observe.js';
+import { observe } from './tools/observe.js';
 import { DEFAULT_BUDGET } from './render/budget.js';
 import { AlertDelivery, type Notify } from './alerts.js';
-import { interact, InteractInput } from './tools/interact.js';
+import { interact } from './tools/interact.js';
 import { alertInScope } from './tools/tab-scope.js';
 import { restoreStreaming } from './tools/streaming-saved.js';
+import { createMcpShell, TOOLS } from './tool-defs.js';
 import type { McpPort } from './port.js';
 import { timedTool, type OnCall } from './call-hook.js';
 
@@ -48,10 +47,8 @@ export interface ToolServer {
 }
 
 export function createToolServer(o: ToolServerOptions): ToolServer {
-  const mcp = new McpServer(
-    { name: 'gasoline', version: VERSION },
-    { capabilities: { tools: {}, logging: {}, resources: {} }, instructions: INSTRUCTIONS },
-  );
+  // identity, capabilities, instructions and the guide: the same module a bridge answers from
+  const mcp = createMcpShell();
   const { port, clientId } = o;
   // counted by the registry while it lasts; throws client_limit before anything is built
   const session = port.openSession(clientId);
@@ -121,29 +118,14 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
     }
   };
 
-  mcp.registerTool(
-    'observe',
-    { description: 'What the browser did, new since you last looked. Start with what:"summary". Repeats fold into one line ×count; answers fit budget chars, worst first; follow the after:"…" cursors they name for the rest. Alerts ride along. See gasoline://guide.', inputSchema: ObserveInput },
-    timed('observe', (a) => observeWithAlerts(a)),
-  );
-  mcp.registerTool(
-    'analyze',
-    { description: 'Conclusions: error_clusters, performance, changes, security; live page via the extension: dom, page_info, accessibility.', inputSchema: AnalyzeInput },
-    timed('analyze', (a) => guard(() => analyze(ctx(), a))),
-  );
+  mcp.registerTool('observe', TOOLS.observe, timed('observe', (a) => observeWithAlerts(a)));
+  mcp.registerTool('analyze', TOOLS.analyze, timed('analyze', (a) => guard(() => analyze(ctx(), a))));
   mcp.registerTool(
     'configure',
-    { description: 'health, clear, checkpoint, noise_rule, store, tab_filter.', inputSchema: ConfigureInput },
+    TOOLS.configure,
     timed('configure', (a) => guard(() => configure(ctx(), { mcpHealth: o.mcpHealth ?? (() => ({ client_id: clientId })), stream: alerts.stream }, a))),
   );
-  mcp.registerTool(
-    'interact',
-    { description: 'Drive the page (needs "Allow agent control" in the extension popup). See gasoline://guide.', inputSchema: InteractInput },
-    timed('interact', (a) => guard(() => interact(ctx(), a))),
-  );
-  mcp.registerResource('guide', 'gasoline://guide', { title: 'How to use Gasoline', mimeType: 'text/markdown' }, (uri) => ({
-    contents: [{ uri: uri.href, mimeType: 'text/markdown', text: GUIDE }],
-  }));
+  mcp.registerTool('interact', TOOLS.interact, timed('interact', (a) => guard(() => interact(ctx(), a))));
   return {
     mcp,
     alerts,

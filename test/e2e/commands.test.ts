@@ -38,7 +38,7 @@ async function startGasoline(): Promise<{ client: Client; port: number; dir: str
   writeFileSync(cfg, JSON.stringify({ limits: { max_frame: MAX_FRAME }, commands: { wait_ms: 8000 } }));
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [BIN],
+    args: [BIN, '--standalone'],
     env: { PATH: process.env.PATH ?? '', HOME: dir, GASOLINE_STATE_DIR: join(dir, 'state'), GASOLINE_THREADS: '1', GASOLINE_PORT: String(port), GASOLINE_LOG_LEVEL: 'warn', GASOLINE_CONFIG: cfg },
     stderr: 'pipe',
   });

@@ -42,7 +42,7 @@ describe('over stdio with the SDK client', () => {
 
   beforeAll(async () => {
     stateDir = mkdtempSync(join(tmpdir(), 'gasoline-robust-'));
-    transport = new StdioClientTransport({ command: process.execPath, args: [BIN], env: env(await freePort(), stateDir), stderr: 'pipe' });
+    transport = new StdioClientTransport({ command: process.execPath, args: [BIN, '--standalone'], env: env(await freePort(), stateDir), stderr: 'pipe' });
     client = new Client({ name: 'robust', version: '1' });
     await client.connect(transport);
   }, 30_000);
@@ -102,7 +102,7 @@ describe('raw stdin', () => {
   async function start(level = 'warn', init = true): Promise<{ lines: () => Array<Record<string, any>>; until: (pred: (l: Record<string, any>) => boolean, ms?: number) => Promise<Record<string, any>>; port: number; stderr: () => string }> {
     stateDir = mkdtempSync(join(tmpdir(), 'gasoline-robust-'));
     const port = await freePort();
-    const c = spawn(process.execPath, [BIN], { env: env(port, stateDir, level), stdio: ['pipe', 'pipe', 'pipe'] });
+    const c = spawn(process.execPath, [BIN, '--standalone'], { env: env(port, stateDir, level), stdio: ['pipe', 'pipe', 'pipe'] });
     child = c;
     let out = '';
     let err = '';

@@ -16,7 +16,7 @@ const env = (port: number): Record<string, string> => ({ PATH: process.env.PATH 
 describe('gasoline over stdio', () => {
   it('initializes, lists the tools, answers observe from real ingested data, and exits when stdin closes', async () => {
     const port = await freePort();
-    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN], env: env(port), stderr: 'pipe' });
+    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, '--standalone'], env: env(port), stderr: 'pipe' });
     const client = new Client({ name: 'test', version: '1' });
     await client.connect(transport);
     expect(client.getInstructions()).toContain('observe');
@@ -60,7 +60,7 @@ describe('gasoline over stdio', () => {
 
   it('answers a malformed line with a JSON-RPC error and keeps serving; every stdout line is JSON-RPC', async () => {
     const port = await freePort();
-    const child = spawn(process.execPath, [BIN], { env: env(port), stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, '--standalone'], { env: env(port), stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     const exited = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
@@ -87,7 +87,7 @@ describe('gasoline over stdio', () => {
 
   it('hammered: ingest running while 200 tool calls are in flight, every stdout line is one whole JSON-RPC message', async () => {
     const port = await freePort();
-    const child = spawn(process.execPath, [BIN], { env: env(port), stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, '--standalone'], { env: env(port), stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     const exited = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
@@ -118,7 +118,7 @@ describe('gasoline over stdio', () => {
 
   it('exits when stdout breaks (EPIPE)', async () => {
     const port = await freePort();
-    const child = spawn(process.execPath, [BIN], { env: env(port), stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, '--standalone'], { env: env(port), stdio: ['pipe', 'pipe', 'pipe'] });
     const exited = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));

@@ -26,7 +26,7 @@ const env = (port: number, stateDir: string): Record<string, string> => ({
 });
 
 /** the real bin under `umask`, through a shell so the mask is the process's from its first line */
-const underUmask = (umask: string) => ({ command: 'sh', args: ['-c', `umask ${umask} && exec "$0" "$1"`, process.execPath, BIN] });
+const underUmask = (umask: string) => ({ command: 'sh', args: ['-c', `umask ${umask} && exec "$0" "$1" "$2"`, process.execPath, BIN, '--standalone'] });
 
 describe('state directory modes', () => {
   const cleanup: Array<() => Promise<void> | void> = [];

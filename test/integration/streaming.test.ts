@@ -41,7 +41,7 @@ const serverError = (path: string, status = 500) => ({ ts: Date.now(), method: '
 describe('context streaming over stdio', () => {
   it('is off by default, pushes a 5xx as notifications/message once enabled, reports latency, and stops on disable', async () => {
     const port = await freePort();
-    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN], env: env(port), stderr: 'pipe' });
+    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, '--standalone'], env: env(port), stderr: 'pipe' });
     const client = new Client({ name: 'stream', version: '1' });
     const got: Array<{ level: string; logger?: string; data: any; at: number }> = [];
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void got.push({ ...(n.params as any), at: Date.now() }));
@@ -105,7 +105,7 @@ describe('context streaming over stdio', () => {
 
   it('notifications and responses share stdout as whole lines; a new initialize turns streaming off; stdin closing ends everything', async () => {
     const port = await freePort();
-    const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [BIN], { env: env(port), stdio: ['pipe', 'pipe', 'pipe'] });
+    const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [BIN, '--standalone'], { env: env(port), stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     const exited = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
@@ -147,7 +147,7 @@ describe('context streaming over stdio', () => {
 
   it('survives stdout going away in the middle of a notification stream', async () => {
     const port = await freePort();
-    const child = spawn(process.execPath, [BIN], { env: env(port), stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, '--standalone'], { env: env(port), stdio: ['pipe', 'pipe', 'pipe'] });
     const exited = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));

@@ -39,7 +39,7 @@ afterEach(() => {
 });
 
 async function start(port: number): Promise<Client> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [BIN], env: env(port), stderr: 'pipe' });
+  const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, '--standalone'], env: env(port), stderr: 'pipe' });
   const client = new Client({ name: 'patterns', version: '1' });
   await client.connect(transport);
   live.push(transport.pid!);
@@ -128,7 +128,7 @@ describe('user patterns cannot hang the process (#18 item 1)', () => {
       writeFileSync(file, JSON.stringify({ redaction: { rules: [{ name: 'mine', pattern }] } }));
       const port = await freePort();
       const t0 = Date.now();
-      const child = spawn(process.execPath, [BIN], { env: env(port, { GASOLINE_CONFIG: file }), stdio: ['pipe', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [BIN, '--standalone'], { env: env(port, { GASOLINE_CONFIG: file }), stdio: ['pipe', 'pipe', 'pipe'] });
       live.push(child.pid!);
       let stderr = '';
       child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));

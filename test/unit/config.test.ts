@@ -6,7 +6,7 @@ describe('config', () => {
   it('has defaults for everything, rings totalling at most 256 MiB', () => {
     const c = loadConfig({ env: {} });
     expect(c.port).toBe(7890);
-    expect(c.mode).toBe('embedded');
+    expect(c.mode).toBe('bridge');
     expect(totalRingBytes(c)).toBeLessThanOrEqual(256 * 1024 * 1024);
     expect(c.allowed_origins).toEqual([EXTENSION_ORIGIN]);
     expect(c.pool.threads).toBeGreaterThanOrEqual(1);

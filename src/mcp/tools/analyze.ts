@@ -4,7 +4,7 @@
  * dom, page_info and accessibility look at the live page instead: they go to the extension as
  * commands (run-command.ts).
  */
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { Checkpoint } from '../../clients/client-state.js';
 import { gasolineError } from '../../errors.js';
 import { kindId } from '../../domain/kinds.js';
@@ -18,26 +18,7 @@ import type { ToolContext, ToolResult } from './context.js';
 import { foldFor } from './fold-call.js';
 import { runCommand } from './run-command.js';
 import { tabScope } from './tab-scope.js';
-
-export const ANALYZE_TARGETS = ['performance', 'changes', 'error_clusters', 'security', 'dom', 'page_info', 'accessibility'] as const;
-
-export const AnalyzeInput = {
-  target: z.enum(ANALYZE_TARGETS).describe('performance|changes|error_clusters|security|dom|page_info|accessibility'),
-  checkpoint: z.string().max(165).optional().describe('changes: name or CLIENT:name'),
-  url: z.string().max(500).optional().describe('url substring'),
-  limit: z.number().int().min(1).max(200).optional(),
-  budget: z.number().int().min(1000).max(60_000).optional().describe('max chars, default 8000'),
-  selector: z.string().min(1).max(1000).optional().describe('dom: CSS selector'),
-  include_styles: z.boolean().optional(),
-  include_children: z.boolean().optional(),
-  max_depth: z.number().int().min(1).max(5).optional(),
-  properties: z.array(z.string().max(64)).max(30).optional().describe('dom: computed styles to read'),
-  scope: z.string().min(1).max(1000).optional().describe('accessibility: CSS selector'),
-  tags: z.array(z.string().max(40)).max(20).optional().describe('accessibility: e.g. wcag2aa'),
-  include_passes: z.boolean().optional(),
-  force_refresh: z.boolean().optional(),
-  tab_id: z.number().int().optional(),
-};
+import type { AnalyzeInput } from '../tool-defs.js';
 
 type Args = { [K in keyof typeof AnalyzeInput]: z.infer<(typeof AnalyzeInput)[K]> };
 

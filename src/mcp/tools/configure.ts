@@ -2,38 +2,15 @@
  * configure: health, clearing (the caller's cursors, or — destructive — the shared buffers),
  * checkpoints, noise rules (own or global), the tab filter and a small per-client key/value store.
  */
-import { z } from 'zod';
+import type { z } from 'zod';
 import { KINDS, KIND_COUNT } from '../../domain/kinds.js';
 import { gasolineError } from '../../errors.js';
 import { MAX_TAB_PATTERN } from '../../query/index.js';
 import { RedactionConfigError } from '../../domain/redaction/index.js';
 import { noIngest, type ToolContext, type ToolResult } from './context.js';
-import { STREAM_EVENTS, type StreamState } from '../../domain/streaming/stream-state.js';
+import type { StreamState } from '../../domain/streaming/stream-state.js';
 import { saveStreaming } from './streaming-saved.js';
-
-export const ConfigureInput = {
-  action: z.enum(['health', 'clear', 'checkpoint', 'noise_rule', 'store', 'redaction', 'streaming', 'tab_filter']),
-  scope: z.enum(['mine', 'all', 'global']).optional().describe('clear: mine (your cursors) | all (empties shared buffers!); noise_rule add: global; tab_filter: all=off'),
-  checkpoint_action: z.enum(['create', 'list', 'delete']).optional(),
-  noise_action: z.enum(['add', 'remove', 'list']).optional(),
-  store_action: z.enum(['get', 'set', 'delete', 'list']).optional(),
-  redaction_action: z.enum(['list', 'add', 'remove', 'test']).optional(),
-  replacement: z.string().max(100).optional().describe('redaction add'),
-  text: z.string().max(10_000).optional().describe('redaction test'),
-  name: z.string().min(1).max(100).optional().describe('checkpoint name'),
-  field: z.enum(['message', 'source', 'url']).optional().describe('noise_rule add'),
-  pattern: z.string().min(1).max(500).optional().describe('noise_rule/redaction/tab_filter: regex'),
-  // Chrome tab ids are non-negative int32 (the record header's tab field)
-  tab_ids: z.array(z.number().int().min(0).max(2 ** 31 - 1)).min(1).max(20).optional(),
-  id: z.string().max(20).optional().describe('noise_rule remove'),
-  streaming_action: z.enum(['enable', 'disable', 'status']).optional().describe('push alerts as notifications/message'),
-  events: z.array(z.enum(STREAM_EVENTS)).max(10).optional().describe('streaming: default ["all"]'),
-  throttle_seconds: z.number().int().min(1).max(60).optional().describe('streaming, default 5'),
-  url_filter: z.string().max(500).optional(),
-  severity_min: z.enum(['info', 'warning', 'error']).optional().describe('streaming: default warning'),
-  key: z.string().min(1).max(200).optional(),
-  value: z.string().max(65_536).optional(),
-};
+import type { ConfigureInput } from '../tool-defs.js';
 
 type Args = { [K in keyof typeof ConfigureInput]: z.infer<(typeof ConfigureInput)[K]> };
 

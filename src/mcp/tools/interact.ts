@@ -4,20 +4,10 @@
  * refusal arrives as agent_control_off and says whom to ask. Mutating actions are recorded as
  * actions with source "agent".
  */
-import { z } from 'zod';
-import { INTERACT_ACTIONS } from '../../domain/commands.js';
+import type { z } from 'zod';
 import type { ToolContext, ToolResult } from './context.js';
 import { runCommand } from './run-command.js';
-
-export const InteractInput = {
-  action: z.enum(INTERACT_ACTIONS).describe('navigate|refresh|back|forward|click|type|select|scroll_to|wait_for'),
-  selector: z.string().min(1).max(1000).optional().describe('CSS selector'),
-  text: z.string().max(10_000).optional().describe('type'),
-  value: z.string().max(1000).optional().describe('select: option value'),
-  url: z.string().max(8192).optional().describe('navigate'),
-  timeout_ms: z.number().int().min(100).max(30_000).optional(),
-  tab_id: z.number().int().optional(),
-};
+import type { InteractInput } from '../tool-defs.js';
 
 type Args = { [K in keyof typeof InteractInput]: z.infer<(typeof InteractInput)[K]> };
 

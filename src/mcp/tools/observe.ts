@@ -5,7 +5,7 @@
  * their budget in observe-list.ts; the cross-kind overview is summary.ts. Every answer, whatever
  * its kind, leaves through `budgeted` so it fits the caller's character budget after redaction.
  */
-import { z } from 'zod';
+import type { z } from 'zod';
 import { kindId, type Kind } from '../../domain/kinds.js';
 import { errorSignature } from '../../domain/signals/signature.js';
 import { rate, METRICS } from '../../domain/signals/vitals.js';
@@ -20,29 +20,7 @@ import { tabScope } from './tab-scope.js';
 import { oneAtATime } from './per-client.js';
 import { commandResult } from './run-command.js';
 import { summary } from './summary.js';
-
-export const OBSERVE_WHATS = ['summary', 'errors', 'logs', 'network', 'network_bodies', 'websocket_events', 'websocket_status', 'actions', 'performance', 'page', 'timeline', 'error_bundles', 'command_result'] as const;
-
-export const ObserveInput = {
-  what: z.enum(OBSERVE_WHATS).describe('summary first: everything new, with the call to make next'),
-  limit: z.number().int().min(1).max(500).optional().describe('max lines, default 50'),
-  fold: z.boolean().optional().describe('default true: repeats are one line ×count; false lists each'),
-  budget: z.number().int().min(1000).max(60_000).optional().describe('max chars, default 8000; the rest by cursor'),
-  from: z.enum(['new', 'start']).optional().describe('new (default): unread by you; start: all buffered'),
-  after: z.string().max(200).optional().describe('cursor from a previous result: continue forward'),
-  before: z.string().max(200).optional().describe('cursor: the records just before it (page back)'),
-  url: z.string().max(500).optional().describe('url substring'),
-  contains: z.string().max(500).optional().describe('text substring'),
-  tab_id: z.number().int().optional(),
-  min_level: z.enum(['debug', 'log', 'info', 'warn', 'error']).optional().describe('logs'),
-  method: z.string().max(16).optional().describe('network'),
-  status_min: z.number().int().optional().describe('network'),
-  status_max: z.number().int().optional().describe('network'),
-  connection_id: z.string().max(200).optional().describe('websocket_events'),
-  direction: z.enum(['incoming', 'outgoing']).optional().describe('websocket_events'),
-  window_s: z.number().min(1).max(120).optional().describe('error_bundles: seconds before each error, default 5'),
-  query_id: z.string().max(64).optional().describe('command_result'),
-};
+import type { ObserveInput } from '../tool-defs.js';
 
 type Args = { [K in keyof typeof ObserveInput]: z.infer<(typeof ObserveInput)[K]> } & {
   /** characters of the budget already promised to what rides along (the alert block); never from clients */

@@ -44,6 +44,8 @@ const RULES: Rule[] = [
     why: 'threads and their protocol do not know the edge that feeds them' },
   { files: ['src/transport/'], mayNotImport: ['src/app.ts'],
     why: 'the edge is built by the composition root, never the other way round' },
+  { files: ['src/bridge/'], mayNotImport: ['src/transport/', 'src/pool/', 'src/shm/', 'src/query/', 'workers/', 'src/app.ts', 'src/app-port.ts', 'src/main.ts', 'src/mcp/server.ts', 'src/mcp/tools/', 'src/mcp/http/'],
+    why: 'an agent waits on the bridge\'s start: it loads no native uWS, worker, pool, shared memory or engine, only the tool definitions and the SDK' },
 ];
 
 /** The one module that may write stdout: stdout belongs to MCP's JSON-RPC lines. */
@@ -158,6 +160,22 @@ describe('import rule', () => {
       expect(violations(rule)).toEqual([]);
     });
   }
+
+  it('the bridge loads no engine: nothing it imports, directly or not, is uWS, a worker, the pool, shared memory, the read engine or the app', () => {
+    const next = new Map<string, string[]>();
+    for (const e of edges) next.set(e.from, [...(next.get(e.from) ?? []), e.to]);
+    const reached = new Set<string>();
+    const stack = ['src/bridge/index.ts', 'src/bridge/control.ts'];
+    while (stack.length) {
+      const f = stack.pop()!;
+      if (reached.has(f)) continue;
+      reached.add(f);
+      stack.push(...(next.get(f) ?? []));
+    }
+    const heavy = ['src/transport/', 'src/pool/', 'src/shm/', 'src/query/', 'workers/', 'src/app.ts', 'src/main.ts', 'src/mcp/server.ts', 'src/mcp/tools/'];
+    expect(reached.size).toBeGreaterThan(5);
+    expect([...reached].filter((f) => within(f, heavy)).sort()).toEqual([]);
+  });
 
   it('no import cycle between files', () => {
     expect(cycles()).toEqual([]);

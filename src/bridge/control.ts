@@ -1,0 +1,90 @@
+/**
+ * `gasoline --stop` and `gasoline --status`: one-shot commands for people, about the daemon on
+ * the port. They print to stderr: stdout belongs to MCP JSON-RPC in every mode, and a rule
+ * (test/unit/architecture) keeps it so.
+ */
+import type { Config } from '../config.js';
+import { EXIT } from '../exit-codes.js';
+import { probe, stopDaemon } from './daemon.js';
+
+const say = (s: string): void => void process.stderr.write(`${s}\n`);
+
+export async function runControl(config: Readonly<Config>, what: 'stop' | 'status'): Promise<number> {
+  const { port } = config;
+  const p = await probe(port);
+  if (p.state === 'none') {
+    say(`gasoline: no daemon runs on port ${port}${what === 'status' ? ` (a bridge starts one; or run gasoline --server --port ${port})` : ''}`);
+    return EXIT.noDaemon;
+  }
+  if (p.state === 'foreign') {
+    say(`gasoline: port ${port} is used by something that is not gasoline (${p.detail}); nothing ${what === 'stop' ? 'was stopped' : 'to report'}`);
+    return EXIT.noDaemon;
+  }
+  if (what === 'status') return status(port);
+  const { pid, version } = p.info;
+  if (!pid) {
+    say(`gasoline: the gasoline ${version} on port ${port} does not report its pid (an older version); stop it where it runs`);
+    return EXIT.fatal;
+  }
+  const r = await stopDaemon(port, pid);
+  if (r === 'not_gasoline') {
+    say(`gasoline: /health on port ${port} names pid ${pid}, which is not a gasoline process; nothing was stopped`);
+    return EXIT.fatal;
+  }
+  if (r === 'timeout') {
+    say(`gasoline: sent SIGTERM to the daemon (pid ${pid}), but port ${port} is still taken`);
+    return EXIT.fatal;
+  }
+  say(`gasoline: stopped the daemon on port ${port} (pid ${pid}, version ${version})`);
+  return EXIT.ok;
+}
+
+type Json = Record<string, unknown>;
+
+async function status(port: number): Promise<number> {
+  let h: Json;
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(3000) });
+    h = (await res.json()) as Json;
+  } catch (e) {
+    say(`gasoline: the daemon on port ${port} did not answer /health: ${(e as Error).message}`);
+    return EXIT.noDaemon;
+  }
+  for (const line of formatStatus(h)) say(line);
+  return EXIT.ok;
+}
+
+/** /health as a screen for people: who runs, who is connected, what came in */
+export function formatStatus(h: Json): string[] {
+  const out: string[] = [];
+  const num = (v: unknown): string => (typeof v === 'number' ? String(v) : '?');
+  out.push(`gasoline ${String(h.version)} on 127.0.0.1:${num(h.port)} — ${String(h.mode ?? '?')}, pid ${num(h.pid)}, up ${duration(h.uptime_s)}`);
+  const ext = (h.extension ?? {}) as { connected?: boolean; producers?: Json[] };
+  out.push(`extension: ${ext.connected ? 'connected' : 'not connected'}${ext.producers?.length ? ` (${ext.producers.length} producer${ext.producers.length === 1 ? '' : 's'})` : ''}`);
+  const http = (h.mcp_http ?? {}) as { sessions?: number; list?: Json[] };
+  if (typeof http.sessions === 'number') {
+    out.push(`bridge sessions: ${http.sessions}`);
+    for (const s of http.list ?? []) out.push(`  ${Object.entries(s).map(([k, v]) => `${k} ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`).join(', ')}`);
+  }
+  const clients = Array.isArray(h.clients) ? (h.clients as Json[]) : [];
+  out.push(`clients: ${clients.length}`);
+  for (const c of clients) {
+    const extra = Object.entries(c)
+      .filter(([k]) => k !== 'id')
+      .map(([k, v]) => `${k} ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`)
+      .join(', ');
+    out.push(`  ${String(c.id)}${extra ? `: ${extra}` : ''}`);
+  }
+  const kinds = (h.kinds ?? {}) as Record<string, { stored?: number; received?: number; dropped?: number; ring?: { records?: number } }>;
+  const rows = Object.entries(kinds).filter(([, k]) => (k.received ?? 0) > 0);
+  out.push(rows.length ? 'telemetry (stored / received, in ring):' : 'telemetry: nothing received yet');
+  for (const [name, k] of rows) out.push(`  ${name.padEnd(16)} ${num(k.stored)} / ${num(k.received)}, ${num(k.ring?.records)} in ring`);
+  return out;
+}
+
+function duration(s: unknown): string {
+  if (typeof s !== 'number') return '?';
+  if (s < 120) return `${s} s`;
+  if (s < 7200) return `${Math.round(s / 60)} min`;
+  return `${(s / 3600).toFixed(1)} h`;
+}
