@@ -23,7 +23,8 @@ export function createGuard(port: () => number, allowedOrigins: readonly string[
   return {
     check(host: string, origin: string): ErrorCode | null {
       if (!isLoopbackHost(host.toLowerCase(), port())) return 'host_refused';
-      if (origin !== '' && !origins.has(origin.toLowerCase())) return 'origin_refused';
+      const o = origin.toLowerCase();
+      if (o !== '' && !origins.has(o) && !isOwnOrigin(o, port())) return 'origin_refused';
       return null;
     },
     trust(origin: string): Trust {
@@ -31,6 +32,16 @@ export function createGuard(port: () => number, allowedOrigins: readonly string[
       return o.startsWith('chrome-extension://') && origins.has(o) ? 'extension_origin' : 'none';
     },
   };
+}
+
+/**
+ * Our own loopback origin (`http://127.0.0.1:<port>`, localhost, [::1]): only this server answers
+ * there and it serves no page, so no script can run under it. MCP clients that send an Origin
+ * name it (the conformance suite's "valid" request does); a rebinding page's origin carries its
+ * own name, not a loopback one, and is still refused.
+ */
+function isOwnOrigin(origin: string, port: number): boolean {
+  return origin.startsWith('http://') && isLoopbackHost(origin.slice('http://'.length), port);
 }
 
 export function isLoopbackHost(host: string, port: number): boolean {
