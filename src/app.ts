@@ -15,7 +15,7 @@ import { ciAlert } from './domain/alerts/ci-alert.js';
 import { AlertHub } from './domain/alerts/hub.js';
 import { ThresholdTracker } from './domain/alerts/thresholds.js';
 import { CiResults, CiResultSchema, type CiResult } from './domain/ci-results.js';
-import { KINDS } from './domain/kinds.js';
+import { HTTP_ROUTES, KINDS } from './domain/kinds.js';
 import type { LiveRedaction } from './domain/redaction/index.js';
 import { createHealth } from './health.js';
 import { ingestPort } from './app-port.js';
@@ -146,7 +146,14 @@ export async function startApp(o: AppOptions): Promise<App> {
     },
     push: (ms) => metrics.push(ms),
   };
-  const healthAll = (): Record<string, unknown> => ({ ...health(), pid: process.pid, ...(sessions ? { mcp_http: sessions.health() } : {}) });
+  // which doors are open: producers on /ws and the HTTP routes always; agents over stdio (standalone)
+  // or over /mcp (the daemon's bridges)
+  const transports = (): Record<string, unknown> => ({
+    ws: { path: '/ws', producers: edge.ws.sessions.size },
+    http: { routes: [...HTTP_ROUTES, '/ci-result', '/health', '/metrics'] },
+    mcp: sessions ? { type: 'streamable-http', path: MCP_PATH, sessions: sessions.size } : { type: 'stdio' },
+  });
+  const healthAll = (): Record<string, unknown> => ({ ...health(), pid: process.pid, transports: transports(), ...(sessions ? { mcp_http: sessions.health() } : {}) });
 
   // worker alerts arrive through the alert ring; main never blocks on it (Atomics.waitAsync)
   const alertReader = new AlertRingReader(pool.alertRing);

@@ -120,6 +120,7 @@ describe('/mcp: a session per bridge', () => {
     expect(r.text).toContain('seen over http');
     const h = server.health();
     expect(h.pid).toBe(process.pid);
+    expect(h.transports).toMatchObject({ ws: { path: '/ws', producers: 1 }, mcp: { type: 'streamable-http', path: '/mcp', sessions: 1 } });
     expect(mcpHealth().list).toEqual(expect.arrayContaining([expect.objectContaining({ client_id: 'alpha', session: transport.sessionId!.slice(0, 8) })]));
   });
 });
