@@ -51,6 +51,10 @@ export class Upstream {
   private connectedOnce = false;
   /** the last streaming enable the agent made (null: off), applied again to every new session */
   private streaming: StreamingArgs | null = null;
+  /** the daemon of the session that was lost, and when: the next answer says what that cost */
+  private lostFrom: { pid: number | undefined; at: number } | null = null;
+  /** said once, on the next tool answer: pushes may have been missed, or the daemon restarted */
+  private pendingNote = '';
 
   constructor(private readonly o: UpstreamOptions) {}
 
@@ -71,7 +75,7 @@ export class Upstream {
       try {
         const r = (await s.client.callTool({ name, arguments: args }, undefined, { signal, timeout: CALL_TIMEOUT_MS })) as CallToolResult;
         if (name === 'configure') this.noteStreaming(args, r);
-        return r;
+        return this.withNote(r);
       } catch (e) {
         if (signal.aborted) throw e;
         // 404: the daemon does not know our session (it restarted): the call never ran, so it
@@ -177,6 +181,8 @@ export class Upstream {
     this.connectedOnce = true;
     log.info(again ? 'bridge reconnected to the daemon' : 'bridge connected to the daemon', { port, daemon_pid: found.info.pid, client_id: this.o.clientId });
     this.problem = '';
+    if (again && this.lostFrom) this.pendingNote = gapNote(this.lostFrom, found.info.pid, this.streaming !== null);
+    this.lostFrom = null;
     if (again && this.streaming) await this.reapplyStreaming(s);
     for (const w of [...this.waiters]) w();
     return null;
@@ -212,10 +218,19 @@ export class Upstream {
   private lost(s: Session, why: string): void {
     if (this.session !== s) return;
     this.session = null;
+    this.lostFrom ??= { pid: s.info.pid, at: Date.now() };
     log.warn(`bridge lost the daemon on port ${this.o.port}: ${why}; ${this.o.start ? 'reconnecting, or starting a new one' : 'waiting for it to come back (--connect starts none)'}`, { daemon_pid: s.info.pid });
     this.problem = `The gasoline daemon on port ${this.o.port} is not answering (${why}); the bridge is reconnecting`;
     void s.client.close().catch(() => undefined);
     this.ensureLoop();
+  }
+
+  /** Pushes are never lost silently: what a gap cost rides on the next answer, once. */
+  private withNote(r: CallToolResult): CallToolResult {
+    if (!this.pendingNote) return r;
+    const note = this.pendingNote;
+    this.pendingNote = '';
+    return { ...r, content: [...r.content, { type: 'text', text: note }] };
   }
 
   private setProblem(p: string): void {
@@ -237,6 +252,15 @@ export function describe(found: Exclude<Found, { kind: 'ready' }>, port: number,
     case 'failed':
       return `The gasoline daemon on port ${port} could not be started: ${found.detail}. Its output is in ${daemonOutputPath(stateDir, port)}`;
   }
+}
+
+/** What the agent is told after the bridge lost its session and found one again. */
+export function gapNote(from: { pid: number | undefined; at: number }, pid: number | undefined, streaming: boolean): string {
+  const since = new Date(from.at).toISOString();
+  if (from.pid !== undefined && pid !== undefined && from.pid === pid) {
+    return `Note: the bridge's connection to the gasoline daemon broke at ${since} and was restored${streaming ? '; pushed alerts of the gap may be missing' : ''}. observe shows everything captured.`;
+  }
+  return `Note: the gasoline daemon restarted (pid ${from.pid ?? '?'} → ${pid ?? '?'}) at ${since}: telemetry and alerts captured before are gone, so observe starts from the new daemon's data. Your checkpoints, noise rules, tab filter and store were restored${streaming ? ', and streaming is on again' : ''}.`;
 }
 
 function errorResult(text: string): CallToolResult {

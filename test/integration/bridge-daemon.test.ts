@@ -81,10 +81,18 @@ describe('bridges and one daemon', () => {
       return h && h.pid !== first.pid ? h : null;
     }, 40_000, 100);
     expect(processesWith(sb.stateDir, '--server')).toEqual([second.pid]);
+    // the first answer after the gap says what it cost, once: nothing of the old daemon is lost silently
+    const firstOk: Array<string | undefined> = [undefined, undefined];
     await waitFor('tools to work again on both', async () => {
-      const [x, y] = await Promise.all([a!, b!].map((br) => br.client.callTool({ name: 'configure', arguments: { action: 'health' } })));
-      return x!.isError !== true && y!.isError !== true;
+      const rs = await Promise.all([a!, b!].map((br) => br.client.callTool({ name: 'configure', arguments: { action: 'health' } })));
+      rs.forEach((r, i) => {
+        if (r.isError !== true && firstOk[i] === undefined) firstOk[i] = textOf(r);
+      });
+      return firstOk.every((t) => t !== undefined);
     }, 20_000, 200);
+    for (const t of firstOk) expect(t).toContain(`the gasoline daemon restarted (pid ${first.pid} → ${second.pid})`);
+    expect(firstOk[0]).toContain('streaming is on again');
+    expect(textOf(await b!.client.callTool({ name: 'configure', arguments: { action: 'health' } }))).not.toContain('daemon restarted');
     await waitFor("A's streaming config to be set again", () => a!.stderr().includes('streaming config applied again'), 10_000);
     const st = await a!.client.callTool({ name: 'configure', arguments: { action: 'streaming', streaming_action: 'status' } });
     expect(textOf(st)).toMatch(/enabled|"enabled":\s*true/);
