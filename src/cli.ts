@@ -3,6 +3,7 @@
  * 0 clean, 1 fatal, 2 invalid configuration or usage, 3 port taken (--server), 4 state directory
  * owned by another user or not repairable to 0700.
  */
+import type { EarlyStart } from './bridge/fast-start.js';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, parseDuration, type Config } from './config.js';
 import { log, setLogLevel } from './log.js';
@@ -133,7 +134,8 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
   return { help: values.help === true, version: values.version === true, replace: values.replace === true, daemonArgs, config };
 }
 
-export async function main(argv = process.argv.slice(2)): Promise<void> {
+/** `early`: what bin/gasoline started before this module loaded (a plain bridge's stdin and first answer) */
+export async function main(argv = process.argv.slice(2), early: EarlyStart | null = null): Promise<void> {
   let parsed: ParsedCli;
   try {
     // --help/--version must work even when the environment holds a bad value
@@ -155,7 +157,7 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   }
   setLogLevel(parsed.config.log_level);
   try {
-    await dispatch(parsed);
+    await dispatch(parsed, early);
   } catch (e) {
     if (e instanceof StateDirError) {
       process.stderr.write(`gasoline: ${e.message}\n`);
@@ -171,11 +173,11 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
  * native uWS binary, a worker or the app (an agent waits on the bridge's start), and --help,
  * --version and a bad config load nothing at all.
  */
-async function dispatch(p: ParsedCli): Promise<void> {
+async function dispatch(p: ParsedCli, early: EarlyStart | null): Promise<void> {
   const { mode } = p.config;
   if (mode === 'bridge' || mode === 'connect') {
     const { runBridge } = await import('./bridge/index.js');
-    await runBridge({ config: p.config, replace: p.replace, daemonArgs: p.daemonArgs });
+    await runBridge({ config: p.config, replace: p.replace, daemonArgs: p.daemonArgs, early });
     return;
   }
   if (mode === 'stop' || mode === 'status') {
