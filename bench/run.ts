@@ -16,8 +16,10 @@
  *          ws-gasoline-default-pool, ws-gasoline-paced, observe-under-load, http-ceiling)
  * --quick  with --full: issue 2's profiles at 2 s (smoke)
  * --soak   steady for 10 minutes
- * NAME matches a profile or a prefix of one: dispatch ring pipeline redaction notify steady heavy
- * burst saturate half http floor (e.g. `--only steady,saturate`).
+ * NAME matches a profile or a prefix of one: dispatch ring pipeline redaction notify steady
+ * (steady through a bridge, and steady_standalone) bridge_start heavy burst saturate half clients3
+ * http floor (e.g. `--only steady,saturate`). clients3 without saturate in the same run loads a
+ * fixed 50 000 events/s instead of half the maximum.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
