@@ -16,8 +16,10 @@
  *          ws-gasoline-default-pool, ws-gasoline-paced, observe-under-load, http-ceiling)
  * --quick  with --full: issue 2's profiles at 2 s (smoke)
  * --soak   steady for 10 minutes
- * NAME matches a profile or a prefix of one: dispatch ring pipeline redaction notify steady heavy
- * burst saturate half http floor (e.g. `--only steady,saturate`).
+ * NAME matches a profile or a prefix of one: dispatch ring pipeline redaction notify steady
+ * (steady through a bridge, and steady_standalone) bridge_start heavy burst saturate half clients3
+ * http floor (e.g. `--only steady,saturate`). clients3 without saturate in the same run loads a
+ * fixed 50 000 events/s instead of half the maximum.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
@@ -34,6 +36,8 @@ import { runNotifyBench } from './micro/notify.bench.js';
 import { judge, loadSlos, sloTable, type Figure, type SloResult } from './slo.js';
 import { runSuite, type SuiteOutput } from './suite.js';
 import type { ProfileResult, SaturateResult } from './load/profiles.js';
+import { bridgeSection } from './bridge-report.js';
+import { installCleanup } from './load/procs.js';
 
 export const SCHEMA_VERSION = 1;
 
@@ -302,16 +306,17 @@ const lat3 = (a: number | undefined, b: number | undefined, c: number | undefine
 function profileTable(s: SuiteOutput): string {
   const head = '| profile | offered ev/s | accepted ev/s | nacked ev/s | dropped | ack p50 / p99 / p99.9 ms | push p50 / p99 / max ms | observe p50 / p99 ms | configure p99 ms | server CPU % | peak RSS MB |\n|---|---|---|---|---|---|---|---|---|---|---|';
   const lines: string[] = [head];
-  for (const name of ['floor', 'steady', 'heavy', 'burst', 'half']) {
+  for (const name of ['floor', 'steady', 'steady_standalone', 'heavy', 'burst', 'half']) {
     const r = s.results[name] as ProfileResult | undefined;
     if (!r) continue;
+    const label = r.mode === 'bridge' ? `${name} (bridge)` : name;
     const srv = (r.push.server_status as { latency_ms?: { p50?: number; p99?: number; max?: number } } | null | undefined)?.latency_ms;
     const stages = (r.push.server_status as { latency_stages_ms?: Record<string, { p50?: number | null; p99?: number | null }> } | null | undefined)?.latency_stages_ms;
     const split = stages ? `; p50/p99 by stage: ${Object.entries(stages).map(([k, v]) => `${k} ${v.p50 ?? '—'}/${v.p99 ?? '—'}`).join(', ')}` : '';
     const push = r.push.push_latency ? `${lat3(r.push.push_latency.p50_ms, r.push.push_latency.p99_ms, r.push.push_latency.max_ms)} (${r.push.samples} samples${r.push.missed ? `, ${r.push.missed} missed` : ''}${srv ? `; server-side ${lat3(srv.p50, srv.p99, srv.max)}${split}` : ''}${r.alerts_suppressed_at_source ? `; ${fmt(r.alerts_suppressed_at_source)} alerts suppressed at source` : ''})` : r.push.status === 'unavailable' ? 'unavailable' : `error: ${r.push.reason ?? ''}`;
     const offered = r.burst ? `${fmt(r.offered_events_per_s)} + burst ${fmt(r.burst.offered_events)} in 2 s` : fmt(r.offered_events_per_s);
     const accepted = r.burst ? `${fmt(r.accepted_events_per_s)} + burst ${fmt(r.burst.acceptedReported)}` : fmt(r.accepted_events_per_s);
-    lines.push(`| ${name} | ${offered} | ${accepted} | ${fmt(r.nacked_events_per_s)} | ${fmt(r.accounting.dropped_delta)} | ${lat3(r.ack_latency.p50_ms, r.ack_latency.p99_ms, r.ack_latency.p999_ms)} | ${push} | ${r.observe_latency.p50_ms} / ${r.observe_latency.p99_ms} | ${Math.max(r.configure_latency.p99_ms, r.push.configure_latency?.p99_ms ?? 0)} (${r.configure_action}) | ${r.server_cpu_pct} | ${r.server_peak_rss_mb} (budget ${r.ring_budget_mb}) |`);
+    lines.push(`| ${label} | ${offered} | ${accepted} | ${fmt(r.nacked_events_per_s)} | ${fmt(r.accounting.dropped_delta)} | ${lat3(r.ack_latency.p50_ms, r.ack_latency.p99_ms, r.ack_latency.p999_ms)} | ${push} | ${r.observe_latency.p50_ms} / ${r.observe_latency.p99_ms} | ${Math.max(r.configure_latency.p99_ms, r.push.configure_latency?.p99_ms ?? 0)} (${r.configure_action}) | ${r.server_cpu_pct} | ${r.server_peak_rss_mb} (budget ${r.ring_budget_mb}) |`);
   }
   const sat = s.results.saturate as SaturateResult | undefined;
   if (sat) {
@@ -424,6 +429,8 @@ function badFlags(): string | null {
 }
 
 async function main(): Promise<number> {
+  // detached daemons started through bridges must not outlive the bench, also on Ctrl-C
+  installCleanup();
   if (argv.includes('--help')) {
     process.stdout.write(usage());
     return 0;
@@ -487,9 +494,10 @@ async function main(): Promise<number> {
 
   const sloMd = sloTable(judged);
   const profMd = profileTable(suite);
+  const bridgeMd = bridgeSection(suite);
   const httpMd = httpTable(suite);
   const microMd = table(rows);
-  process.stdout.write(`\n${sloMd}\n\n${profMd}\n\n${httpMd}\n\n${microMd}\n\n${[goLine(suite), ...ratioLines()].filter(Boolean).join('\n')}\n\n`);
+  process.stdout.write(`\n${sloMd}\n\n${profMd}\n\n${bridgeMd}\n\n${httpMd}\n\n${microMd}\n\n${[goLine(suite), ...ratioLines()].filter(Boolean).join('\n')}\n\n`);
   process.stdout.write(failed.length ? `gate: FAIL — ${failed.map((f) => `${f.id} (${f.value === null ? f.reason : f.value})`).join(', ')}\n` : 'gate: PASS\n');
 
   if (!noWrite) {
@@ -510,6 +518,10 @@ async function main(): Promise<number> {
         profMd,
         '',
         '![throughput and p99 latency against offered load](bench/results/latency-vs-load.svg)',
+        '',
+        '### Through the bridge (issue 16)',
+        '',
+        bridgeMd,
         '',
         '### HTTP routes and the Go reference',
         '',

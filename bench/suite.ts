@@ -3,15 +3,27 @@
  * under --compare), flattened into named figures the SLO gate (slo.json) and the comparison read.
  *
  *   ci       floor 10 s (the push path with almost no ingest and no observe: what this machine's thread
- *            wake-ups cost, the reference the loaded profiles are read against), steady 20 s, heavy 15 s, burst 15 s, saturate 5 × 3 s, half 15 s (ingest at half the
- *            maximum saturate measured, issue 5's condition for push latency), HTTP routes 3 s each,
- *            POST /logs vs the Go reference 5 s each — the `pnpm bench` gate, ≤ 5 min with micro
- *   full     the same shapes at 60 s (saturate steps 10 s, HTTP 10 s)
+ *            wake-ups cost, the reference the loaded profiles are read against), steady 20 s and
+ *            steady_standalone 20 s (the same through a bridge and in one process, back to back:
+ *            the bridge's cost as a ratio), bridge_start (30 warm + 5 cold spawns), heavy 15 s,
+ *            burst 15 s, saturate 5 × 3 s, half 15 s (ingest at half the maximum saturate
+ *            measured, issue 5's condition for push latency), clients3 15 s (3 bridges on one
+ *            daemon at that rate), HTTP routes 3 s each, POST /logs vs the Go reference 5 s
+ *            each — the `pnpm bench` gate, ≤ 6 min with micro
+ *   full     the same shapes at 60 s (saturate steps 10 s, HTTP 10 s, 100 warm + 10 cold spawns)
  *   soak     steady for 10 minutes
- *   compare  steady 12 s, saturate, POST /logs 4 s: one round of `--compare`
+ *   compare  steady and steady_standalone 12 s, saturate, POST /logs 4 s: one round of `--compare`
+ *
+ * The agent-facing profiles (floor, steady, heavy, burst, half, clients3) run through a bridge,
+ * as agents run Gasoline; saturate and HTTP measure ingest and run the server alone. A build
+ * without a bridge (before issue 16, under --compare) skips the bridge profiles: their figures
+ * are "not measured", never taken from another mode.
  */
 import type { Figure } from './slo.js';
 import { runHttpLoad, type HttpLoadResult, type HttpRouteName } from './load/http-load.js';
+import { runBridgeStart, runClients, type BridgeStartResult, type ClientsResult } from './load/bridge-profiles.js';
+import { buildModes, NO_BRIDGE } from './load/build-modes.js';
+import type { ProcMode } from './load/mcp-client.js';
 import { runProfile, runSaturate, type ProfileResult, type SaturateResult } from './load/profiles.js';
 import { freePort } from './load/server-proc.js';
 
@@ -43,19 +55,47 @@ const SATURATE_RATES = [100_000, 200_000, 300_000, 400_000, 600_000];
  * detectors' per-host allowance of 20 alerts a second.
  */
 const PROBE_EVERY_MS = 60;
+const BRIDGE: ProcMode = 'bridge';
+/**
+ * clients3: three probes at once, each on its own host (the detectors' allowance is per host);
+ * 100 ms apiece keeps the three sequential loops from crowding the two cores the load also uses.
+ */
+const CLIENT_PROBE_EVERY_MS = 100;
+/** clients3 without a saturate run in the same invocation (`--only clients3`) */
+const CLIENTS_FALLBACK_RATE = 50_000;
 
-function durations(kind: SuiteKind): { floor: number; steady: number; heavy: number; burst: number; step: number; half: number; http: number; logs: number } {
+interface Durations {
+  floor: number;
+  steady: number;
+  /** the standalone twin of steady, run right after it (0: not run) */
+  standalone: number;
+  heavy: number;
+  burst: number;
+  step: number;
+  half: number;
+  http: number;
+  logs: number;
+  /** bridge spawns timed with a daemon running, and without one */
+  warmSpawns: number;
+  coldSpawns: number;
+  clients: number;
+}
+
+function durations(kind: SuiteKind): Durations {
   switch (kind) {
     case 'full':
-      return { floor: 30_000, steady: 60_000, heavy: 60_000, burst: 60_000, step: 10_000, half: 60_000, http: 10_000, logs: 10_000 };
+      return { floor: 30_000, steady: 60_000, standalone: 60_000, heavy: 60_000, burst: 60_000, step: 10_000, half: 60_000, http: 10_000, logs: 10_000, warmSpawns: 100, coldSpawns: 10, clients: 60_000 };
     case 'soak':
-      return { floor: 0, steady: 600_000, heavy: 0, burst: 0, step: 0, half: 0, http: 0, logs: 0 };
+      return { floor: 0, steady: 600_000, standalone: 0, heavy: 0, burst: 0, step: 0, half: 0, http: 0, logs: 0, warmSpawns: 0, coldSpawns: 0, clients: 0 };
     case 'compare':
-      return { floor: 0, steady: 12_000, heavy: 0, burst: 0, step: 3000, half: 0, http: 0, logs: 4000 };
+      return { floor: 0, steady: 12_000, standalone: 12_000, heavy: 0, burst: 0, step: 3000, half: 0, http: 0, logs: 4000, warmSpawns: 0, coldSpawns: 0, clients: 0 };
     default:
-      return { floor: 10_000, steady: 20_000, heavy: 15_000, burst: 15_000, step: 3000, half: 15_000, http: 3000, logs: 5000 };
+      return { floor: 10_000, steady: 20_000, standalone: 20_000, heavy: 15_000, burst: 15_000, step: 3000, half: 15_000, http: 3000, logs: 5000, warmSpawns: 30, coldSpawns: 5, clients: 15_000 };
   }
 }
+
+/** the figures a profile's SLOs read, listed as not measured when the build cannot run it */
+const PROFILE_KEYS = ['push_p50_ms', 'push_p99_ms', 'push_max_ms', 'observe_p50_ms', 'observe_p99_ms', 'configure_p99_ms', 'loss_free', 'accepted_events_per_s', 'ack_p99_ms', 'push_p99_over_floor', 'push_p99_over_standalone', 'push_p50_over_standalone', 'observe_p99_over_standalone', 'configure_p99_over_standalone', 'warm_p99_ms', 'warm_over_node_p99', 'push_p99_max_ms', 'observe_p99_max_ms', 'daemon_rss_over_standalone_idle_mb', 'bridge_rss_max_mb'];
 
 export async function runSuite(o: SuiteOptions): Promise<SuiteOutput> {
   const out: SuiteOutput = { figures: {}, unavailable: {}, ran: new Set(), results: {}, errors: {}, points: [] };
@@ -64,8 +104,14 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteOutput> {
   const rssOver: number[] = [];
   const badLines: number[] = [];
 
-  const step = async (name: string, fn: () => Promise<void>): Promise<void> => {
+  const hasBridge = buildModes(o.root).bridge;
+  const step = async (name: string, fn: () => Promise<void>, needsBridge = false): Promise<void> => {
     if (!o.selected(name)) return;
+    if (needsBridge && !hasBridge) {
+      for (const k of PROFILE_KEYS) out.unavailable[`${name}.${k}`] = NO_BRIDGE;
+      o.log(`${name}: not measured (${NO_BRIDGE})`);
+      return;
+    }
     out.ran.add(name);
     const t0 = Date.now();
     o.log(`${name} …`);
@@ -80,6 +126,7 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteOutput> {
 
   const profileFigures = (p: string, r: ProfileResult): void => {
     out.results[p] = r;
+    if (r.bridge_peak_rss_mb !== null) f[`${p}.bridge_rss_mb`] = r.bridge_peak_rss_mb;
     f[`${p}.offered_events_per_s`] = r.offered_events_per_s;
     f[`${p}.accepted_events_per_s`] = r.accepted_events_per_s;
     f[`${p}.nacked_events_per_s`] = r.nacked_events_per_s;
@@ -128,26 +175,62 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteOutput> {
   if (d.floor) {
     await step('floor', async () => {
       const port = await freePort();
-      profileFigures('floor', await runProfile({ name: 'floor', root: o.root, port, durationMs: d.floor, load: { rate: 100, mix: 'mixed', connections: 1 }, observeEveryMs: 0, probeEveryMs: PROBE_EVERY_MS }));
-    });
+      profileFigures('floor', await runProfile({ name: 'floor', mode: BRIDGE, root: o.root, port, durationMs: d.floor, load: { rate: 100, mix: 'mixed', connections: 1 }, observeEveryMs: 0, probeEveryMs: PROBE_EVERY_MS }));
+    }, true);
   }
-  await step('steady', async () => {
-    const port = await freePort();
-    profileFigures('steady', await runProfile({ name: 'steady', root: o.root, port, durationMs: d.steady, load: { rate: 2000, mix: 'mixed', connections: 2 }, observeEveryMs: 1000, probeEveryMs: PROBE_EVERY_MS }));
-  });
+  const steady = (name: string, mode: ProcMode, durationMs: number): Promise<void> =>
+    step(
+      name,
+      async () => {
+        const port = await freePort();
+        profileFigures(name, await runProfile({ name, mode, root: o.root, port, durationMs, load: { rate: 2000, mix: 'mixed', connections: 2 }, observeEveryMs: 1000, probeEveryMs: PROBE_EVERY_MS }));
+      },
+      mode === 'bridge',
+    );
+  // back to back, so both see the same neighbours: the bridge's cost is their ratio
+  await steady('steady', BRIDGE, d.steady);
+  if (d.standalone) await steady('steady_standalone', 'standalone', d.standalone);
+  for (const k of ['push', 'observe', 'configure']) {
+    const b = f[`steady.${k}_p99_ms`];
+    const s1 = f[`steady_standalone.${k}_p99_ms`];
+    if (typeof b === 'number' && typeof s1 === 'number' && s1 > 0) f[`steady.${k}_p99_over_standalone`] = Math.round((b / s1) * 100) / 100;
+  }
+  const b50 = f['steady.push_p50_ms'];
+  const s50 = f['steady_standalone.push_p50_ms'];
+  if (typeof b50 === 'number' && typeof s50 === 'number' && s50 > 0) f['steady.push_p50_over_standalone'] = Math.round((b50 / s50) * 100) / 100;
+  if (d.warmSpawns) {
+    await step(
+      'bridge_start',
+      async () => {
+        const r: BridgeStartResult = await runBridgeStart({ root: o.root, port: await freePort(), warm: d.warmSpawns, cold: d.coldSpawns });
+        out.results.bridge_start = r;
+        f['bridge_start.warm_p50_ms'] = r.warm.p50_ms;
+        f['bridge_start.warm_p99_ms'] = r.warm.p99_ms;
+        f['bridge_start.cold_p50_ms'] = r.cold.p50_ms;
+        f['bridge_start.cold_p99_ms'] = r.cold.p99_ms;
+        f['bridge_start.cold_first_call_p50_ms'] = r.cold_first_call.p50_ms;
+        f['bridge_start.cold_first_call_p99_ms'] = r.cold_first_call.p99_ms;
+        f['bridge_start.node_floor_p50_ms'] = r.node_floor.p50_ms;
+        f['bridge_start.node_floor_p99_ms'] = r.node_floor.p99_ms;
+        f['bridge_start.warm_over_node_p99'] = r.warm_over_node_p99;
+        f['bridge_start.warm_over_node_p50'] = r.warm_over_node_p50;
+      },
+      true,
+    );
+  }
   if (d.heavy) {
     await step('heavy', async () => {
       const port = await freePort();
-      profileFigures('heavy', await runProfile({ name: 'heavy', root: o.root, port, durationMs: d.heavy, load: { rate: 20_000, mix: 'heavy', connections: 4 }, observeEveryMs: 1000, probeEveryMs: PROBE_EVERY_MS }));
-    });
+      profileFigures('heavy', await runProfile({ name: 'heavy', mode: BRIDGE, root: o.root, port, durationMs: d.heavy, load: { rate: 20_000, mix: 'heavy', connections: 4 }, observeEveryMs: 1000, probeEveryMs: PROBE_EVERY_MS }));
+    }, true);
   }
   if (d.burst) {
     await step('burst', async () => {
       const port = await freePort();
       // 50 000 5xx network records in 2 s (25 000/s) on top of steady, a third of the way in
       const burst = { rate: 25_000, mix: 'errors5xx' as const, connections: 4, atMs: Math.round(d.burst / 3), durationMs: 2000 };
-      profileFigures('burst', await runProfile({ name: 'burst', root: o.root, port, durationMs: d.burst, load: { rate: 2000, mix: 'mixed', connections: 2 }, burst, observeEveryMs: 1000, probeEveryMs: PROBE_EVERY_MS }));
-    });
+      profileFigures('burst', await runProfile({ name: 'burst', mode: BRIDGE, root: o.root, port, durationMs: d.burst, load: { rate: 2000, mix: 'mixed', connections: 2 }, burst, observeEveryMs: 1000, probeEveryMs: PROBE_EVERY_MS }));
+    }, true);
   }
   if (d.step) {
     await step('saturate', async () => {
@@ -170,8 +253,38 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteOutput> {
     await step('half', async () => {
       const port = await freePort();
       const rate = Math.round(max / 2 / 1000) * 1000;
-      profileFigures('half', await runProfile({ name: 'half', root: o.root, port, durationMs: d.half, load: { rate, mix: 'mixed', connections: 8 }, observeEveryMs: 1000, probeEveryMs: PROBE_EVERY_MS, serverThreads: 2 }));
-    });
+      profileFigures('half', await runProfile({ name: 'half', mode: BRIDGE, root: o.root, port, durationMs: d.half, load: { rate, mix: 'mixed', connections: 8 }, observeEveryMs: 1000, probeEveryMs: PROBE_EVERY_MS, serverThreads: 2 }));
+    }, true);
+  }
+  // three agents on one daemon at the same rate: what one's calls and pushes cost the others
+  if (d.clients) {
+    await step(
+      'clients3',
+      async () => {
+        const rate = max > 0 ? Math.round(max / 2 / 1000) * 1000 : CLIENTS_FALLBACK_RATE;
+        const basis = max > 0 ? `half of saturate's ${max} events/s` : `saturate did not run: a fixed ${CLIENTS_FALLBACK_RATE} events/s`;
+        const r: ClientsResult = await runClients({ root: o.root, port: await freePort(), standalonePort: await freePort(), clients: 3, rate, rateBasis: basis, durationMs: d.clients, probeEveryMs: CLIENT_PROBE_EVERY_MS, serverThreads: 2 });
+        out.results.clients3 = r;
+        for (const c of r.clients) {
+          f[`clients3.${c.client_id}.push_p99_ms`] = c.push.push_latency?.p99_ms ?? null;
+          f[`clients3.${c.client_id}.observe_p99_ms`] = c.observe_latency.p99_ms;
+        }
+        const p99s = r.clients.map((c) => c.push.push_latency?.p99_ms).filter((v): v is number => typeof v === 'number');
+        if (p99s.length === r.clients.length) f['clients3.push_p99_max_ms'] = Math.max(...p99s);
+        else if (r.clients.some((c) => c.push.status === 'unavailable')) out.unavailable['clients3.push_p99_max_ms'] = r.clients[0]!.push.reason ?? 'unavailable';
+        else f['clients3.push_p99_max_ms'] = null;
+        f['clients3.observe_p99_max_ms'] = Math.max(...r.clients.map((c) => c.observe_latency.p99_ms));
+        f['clients3.accepted_events_per_s'] = r.accepted_events_per_s;
+        f['clients3.standalone_idle_rss_mb'] = r.standalone_idle_rss_mb;
+        f['clients3.daemon_idle_rss_mb'] = r.daemon_idle_rss_mb;
+        f['clients3.daemon_rss_over_standalone_idle_mb'] = r.daemon_rss_over_standalone_idle_mb;
+        f['clients3.bridge_rss_max_mb'] = Math.max(r.bridge_idle_rss_max_mb, r.bridge_peak_rss_max_mb);
+        f['clients3.daemon_peak_rss_mb'] = r.daemon_peak_rss_mb;
+        f['clients3.loss_free'] = r.accounting.ok && r.clients.every((c) => c.observe_errors === 0);
+        badLines.push(r.stdout_bad_lines);
+      },
+      true,
+    );
   }
   // the loaded p99s against the idle path's, measured minutes apart in the same run
   const floorP99 = f['floor.push_p99_ms'];

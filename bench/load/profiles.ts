@@ -1,7 +1,7 @@
 /**
- * Issue 7's load profiles against the real `bin/gasoline` in its --standalone mode (MCP on
- * stdio + ingest on loopback, one process), so ingest, tools and pushes share one event loop as
- * they do for a user:
+ * Issue 7's load profiles against the real `bin/gasoline`, driven as an agent drives it: through
+ * a bridge (MCP on the bridge's stdio, forwarded to the daemon that ingests; issue 16) or in
+ * --standalone (MCP on stdio + ingest in one process), chosen per profile:
  *
  *   steady    2 000 events/s mixed kinds, observe every second, streaming on, push probe
  *   heavy     20 000 events/s: 5 000 network records/s + 15 000 console lines/s
@@ -16,7 +16,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Mix } from './frames.js';
 import { newHistogram, percentiles, type Percentiles } from './histogram.js';
-import { McpProc, toolText } from './mcp-client.js';
+import { McpProc, toolText, type ProcMode } from './mcp-client.js';
 import { runProducers, type ProducerRunResult } from './producer.js';
 import { detectStreaming, startPushProbe, type PushProbeResult } from './push-probe.js';
 import { cpuSeconds, getHealth, peakRssMb } from './server-proc.js';
@@ -43,6 +43,8 @@ export interface ProfileSpec {
   observeEveryMs: number;
   probeEveryMs: number;
   serverThreads?: number;
+  /** how the agent reaches the server: through a bridge (the default install) or standalone */
+  mode: ProcMode;
 }
 
 export interface Accounting {
@@ -60,6 +62,9 @@ export interface Accounting {
 
 export interface ProfileResult {
   name: string;
+  mode: ProcMode;
+  /** bridge mode: the bridge process's peak RSS (the server figures are the daemon's) */
+  bridge_peak_rss_mb: number | null;
   duration_s: number;
   offered_events_per_s: number;
   accepted_events_per_s: number;
@@ -86,7 +91,7 @@ export interface ProfileResult {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-function producers(port: number, l: LoadSpec, durationMs: number, seed: number, drainMs = 5000): Promise<ProducerRunResult> {
+export function producers(port: number, l: LoadSpec, durationMs: number, seed: number, drainMs = 5000): Promise<ProducerRunResult> {
   // one producer thread per 4 connections; the bench's main thread stays free for the probe
   const threads = Math.max(1, Math.ceil(l.connections / 4));
   return runProducers({
@@ -104,12 +109,13 @@ function producers(port: number, l: LoadSpec, durationMs: number, seed: number, 
   });
 }
 
-async function startServer(root: string, port: number, threads: number | undefined): Promise<McpProc> {
-  const mcp = new McpProc({ root, port, ...(threads !== undefined ? { threads } : {}) });
+export async function startServer(root: string, port: number, threads: number | undefined, mode: ProcMode): Promise<McpProc> {
+  const mcp = new McpProc({ root, port, mode, ...(threads !== undefined ? { threads } : {}) });
   try {
     await mcp.start();
   } catch (e) {
     mcp.child.kill('SIGKILL');
+    await mcp.stop(); // a daemon the bridge started must not outlive the failure
     throw e;
   }
   return mcp;
@@ -121,7 +127,7 @@ async function startServer(root: string, port: number, threads: number | undefin
  * (`unackedEvents`): then Δ stored may exceed Σ accepted by at most that much, never fall short.
  * Either way every stored event is readable or counted as evicted.
  */
-function accounting(before: Record<string, unknown>, after: Record<string, unknown>, accepted: number, unacked: number, unackedEvents = 0): Accounting {
+export function accounting(before: Record<string, unknown>, after: Record<string, unknown>, accepted: number, unacked: number, unackedEvents = 0): Accounting {
   const storedDelta = total(after, (k) => k.stored) - total(before, (k) => k.stored);
   const storedMinusEvicted = total(after, (k) => k.stored - k.evicted - (k.cleared ?? 0));
   const ringRecords = total(after, (k) => k.ring.records);
@@ -149,7 +155,7 @@ function droppedByReason(before: Record<string, unknown>, after: Record<string, 
 }
 
 /** Waits (bounded) until the pool has nothing queued or in flight, so the counters are final. */
-async function settled(port: number, maxMs: number): Promise<void> {
+export async function settled(port: number, maxMs: number): Promise<void> {
   const end = Date.now() + maxMs;
   while (Date.now() < end) {
     const pool = (await getHealth(port)).pool as { queue_depth?: number; inflight_items?: number } | undefined;
@@ -167,7 +173,7 @@ const sumNacks = (n: Record<string, number>): number => Object.values(n).reduce(
 
 /** steady / heavy / burst / soak: one server, one load (plus an optional burst), observe + probe. */
 export async function runProfile(p: ProfileSpec): Promise<ProfileResult> {
-  const mcp = await startServer(p.root, p.port, p.serverThreads);
+  const mcp = await startServer(p.root, p.port, p.serverThreads, p.mode);
   try {
     const support = await detectStreaming(mcp);
     // an agent calling observe (and configure) every second while all this goes on; configure is
@@ -222,6 +228,8 @@ export async function runProfile(p: ProfileSpec): Promise<ProfileResult> {
     const runS = p.durationMs / 1000;
     return {
       name: p.name,
+      mode: p.mode,
+      bridge_peak_rss_mb: p.mode === 'bridge' ? mcp.clientRss().hwm_mb : null,
       duration_s: Math.round(seconds * 10) / 10,
       offered_events_per_s: p.load.rate,
       accepted_events_per_s: m.events_per_s,
@@ -287,13 +295,17 @@ export interface SaturateResult {
  * config sizes (rings.*, pool.input_bytes). Under overload the arena fills to its shed mark
  * (75 %), so it belongs in the budget that "RSS ≤ budget + 200 MB" is judged against.
  */
-function memoryBudgetMb(health: Awaited<ReturnType<typeof getHealth>>): number {
+export function memoryBudgetMb(health: Awaited<ReturnType<typeof getHealth>>): number {
   const arena = Number((health as unknown as { pool?: { arena_capacity_bytes?: number } }).pool?.arena_capacity_bytes ?? 0);
   return Math.round((total(health, (k) => k.ring.capacity_bytes) + arena) / 1048576);
 }
 
+/**
+ * Saturate measures ingest, which a bridge does not touch, so it runs --standalone: then
+ * `--compare` measures it on builds from before the bridge too.
+ */
 export async function runSaturate(o: { root: string; port: number; rates: number[]; stepMs: number; probeEveryMs: number; serverThreads?: number }): Promise<SaturateResult> {
-  const mcp = await startServer(o.root, o.port, o.serverThreads);
+  const mcp = await startServer(o.root, o.port, o.serverThreads, 'standalone');
   try {
     const support = await detectStreaming(mcp);
     const before = await getHealth(o.port);

@@ -83,12 +83,20 @@ export async function startPushProbe(o: {
   intervalMs: number;
   timeoutMs?: number;
   tag: string;
+  /**
+   * the probe's URL host (default probe.example.test). Probes of several clients on one daemon
+   * each use their own: the detectors' allowance is per host (20 alerts/s), and each client's
+   * url_filter then lets only its own probe's alerts through.
+   */
+  host?: string;
 }): Promise<PushProbe> {
   if (!o.support.available) {
     const r = unavailableProbe(o.support.reason ?? 'streaming unavailable');
     return { stop: async () => r };
   }
   const timeoutMs = o.timeoutMs ?? 2000;
+  const host = o.host ?? PROBE_HOST;
+  const enableArgs = 'url_filter' in o.support.enableArgs ? { ...o.support.enableArgs, url_filter: host } : o.support.enableArgs;
   const push: Histogram = newHistogram();
   const conf: Histogram = newHistogram();
   let samples = 0;
@@ -137,11 +145,11 @@ export async function startPushProbe(o: {
   const loop = (async () => {
     let i = 0;
     while (!stopping) {
-      const c = await o.mcp.callTool('configure', o.support.enableArgs);
+      const c = await o.mcp.callTool('configure', enableArgs);
       conf.recordValue(c.us);
       if (toolText(c).isError) throw new Error(`streaming enable failed: ${toolText(c).text.slice(0, 300)}`);
       const token = `probe-${o.tag}-${session.slice(-6)}-${i++}`;
-      const url = `https://${PROBE_HOST}/${token}`;
+      const url = `https://${host}/${token}`;
       const arrived = new Promise<number | null>((resolve) => {
         const t = setTimeout(() => {
           waiter = null;

@@ -3,11 +3,11 @@
  * /proc (utime+stime include every thread of the process: uWS, piscina workers, GC).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { scratchStateDir, trackChild } from './procs.js';
 
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -41,10 +41,11 @@ export async function startServer(o: SpawnOptions): Promise<ServerProc> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     GASOLINE_LOG_LEVEL: 'info', // the readiness signal is the info line "ingest server listening"
-    GASOLINE_STATE_DIR: mkdtempSync(join(tmpdir(), 'gasoline-bench-')),
+    GASOLINE_STATE_DIR: scratchStateDir(),
   };
   if (o.threads !== undefined) env.GASOLINE_THREADS = String(o.threads);
   const child = spawn(process.execPath, args, { cwd: o.root ?? ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  trackChild(child);
   let err = '';
   child.stderr!.setEncoding('utf8');
   child.stderr!.on('data', (d: string) => {
@@ -117,4 +118,25 @@ export function freePort(): Promise<number> {
       s.close(() => resolve(port));
     });
   });
+}
+
+/** true once nothing accepts a connection on 127.0.0.1:port (a stopped daemon let it go) */
+export async function waitPortFree(port: number, timeoutMs: number): Promise<boolean> {
+  const taken = (): Promise<boolean> =>
+    new Promise((resolve) => {
+      const sock = connect({ port, host: '127.0.0.1' });
+      const done = (v: boolean): void => {
+        sock.destroy();
+        resolve(v);
+      };
+      sock.once('connect', () => done(true));
+      sock.once('error', () => done(false));
+      sock.setTimeout(1000, () => done(false));
+    });
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    if (!(await taken())) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return false;
 }
