@@ -57,8 +57,8 @@ export async function run(config: Readonly<Config>): Promise<void> {
   lifecycle.onShutdown(closeApp);
   if (config.mode === 'server') return;
 
-  // agents will read: start the scan worker now, so the first observe does not wait for a thread
-  // to boot (a --server process serves no agent and never starts it)
+  // the agent will read: start the scan worker now, so the first observe does not wait for a
+  // thread to boot (a --server daemon starts it in startApp, for its bridges)
   app?.scans.prime();
   const { startMcpStdio } = await import('./mcp/index.js');
   if (lifecycle.stopping) return;
