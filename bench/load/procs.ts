@@ -10,6 +10,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { alive } from '../../src/bridge/daemon.js';
 
 const children = new Set<ChildProcess>();
 const stateDirs = new Set<string>();
@@ -52,14 +53,6 @@ export function pidsUsingStateDir(dir: string, daemonsOnly = false): number[] {
   return out;
 }
 
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

@@ -4,9 +4,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { listening } from '../../src/bridge/daemon.js';
 import { scratchStateDir, trackChild } from './procs.js';
 
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -122,20 +123,9 @@ export function freePort(): Promise<number> {
 
 /** true once nothing accepts a connection on 127.0.0.1:port (a stopped daemon let it go) */
 export async function waitPortFree(port: number, timeoutMs: number): Promise<boolean> {
-  const taken = (): Promise<boolean> =>
-    new Promise((resolve) => {
-      const sock = connect({ port, host: '127.0.0.1' });
-      const done = (v: boolean): void => {
-        sock.destroy();
-        resolve(v);
-      };
-      sock.once('connect', () => done(true));
-      sock.once('error', () => done(false));
-      sock.setTimeout(1000, () => done(false));
-    });
   const end = Date.now() + timeoutMs;
   while (Date.now() < end) {
-    if (!(await taken())) return true;
+    if (!(await listening(port))) return true;
     await new Promise((r) => setTimeout(r, 50));
   }
   return false;
