@@ -6,6 +6,7 @@
  * Where V8 cannot blow up (inputs of ≤ 10 characters), RE2's answer must equal V8's, so the
  * switch of engine did not change what a rule means.
  */
+import { mulberry32 } from '../../fixtures/shm-gen.js';
 import { describe, expect, it } from 'vitest';
 import { GasolineError } from '../../../src/errors.js';
 import { compileUserPattern, type PatternUse, type UserPattern } from '../../../src/domain/patterns/user-pattern.js';
@@ -15,16 +16,7 @@ const PATTERNS = 300;
 /** per pattern, all adversarial inputs together; a backtracking engine takes seconds to forever here */
 const BOUND_MS = 400;
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = mulberry32;
 
 /** a pattern, and how deep its groups nest (V8 is asked only about shallow ones: it is the engine that blows up) */
 function gen(r: () => number): { p: string; depth: number } {
