@@ -3,9 +3,9 @@
  * 0 clean, 1 fatal, 2 invalid configuration or usage, 3 port taken (--server), 4 state directory
  * owned by another user or not repairable to 0700.
  */
-import type { EarlyStart } from './bridge/fast-start.js';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, parseDuration, type Config } from './config.js';
+import { CLI_OPTIONS, type CliValues, daemonArgsFor, MODE_FLAGS, numberFlag, parseDuration } from './cli-options.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
 import { log, setLogLevel } from './log.js';
 import { EXIT } from './exit-codes.js';
 import { StateDirError } from './state-dir.js';
@@ -59,46 +59,22 @@ export interface ParsedCli {
   config: Readonly<Config>;
 }
 
-/** flags that choose the mode; at most one of them */
-const MODE_FLAGS = ['server', 'connect', 'standalone', 'stop', 'status'] as const;
-
 /** Parses argv and loads config. Throws ConfigError (exit 2) on any usage or config problem. */
 export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): ParsedCli {
-  let values: Record<string, string | boolean | undefined>;
+  let values: CliValues;
   try {
     ({ values } = parseArgs({
       args: argv,
       strict: true,
       allowPositionals: false,
-      options: {
-        help: { type: 'boolean', short: 'h' },
-        version: { type: 'boolean', short: 'v' },
-        port: { type: 'string' },
-        server: { type: 'boolean' },
-        connect: { type: 'boolean' },
-        standalone: { type: 'boolean' },
-        stop: { type: 'boolean' },
-        status: { type: 'boolean' },
-        replace: { type: 'boolean' },
-        'client-id': { type: 'string' },
-        'client-ttl': { type: 'string' },
-        'state-dir': { type: 'string' },
-        config: { type: 'string' },
-        threads: { type: 'string' },
-        'log-level': { type: 'string' },
-      },
+      options: CLI_OPTIONS,
     }));
   } catch (e) {
     throw new ConfigError([(e as Error).message]);
   }
   const flags: Record<string, unknown> = {};
   const problems: string[] = [];
-  const num = (name: string, v: string | boolean | undefined): number | undefined => {
-    if (typeof v !== 'string') return undefined;
-    const n = Number(v);
-    if (v.trim() === '' || !Number.isFinite(n)) problems.push(`--${name}: expected a number, got ${JSON.stringify(v)}`);
-    return n;
-  };
+  const num = (name: string, v: string | boolean | undefined): number | undefined => numberFlag(name, v, problems);
   const port = num('port', values.port);
   if (port !== undefined) flags.port = port;
   const modes = MODE_FLAGS.filter((m) => values[m] === true);
@@ -125,17 +101,11 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
     throw e;
   }
   if (problems.length) throw new ConfigError(problems);
-    // a daemon a bridge starts gets the same config, state dir and port the bridge was given
-  const daemonArgs = ['--server', '--port', String(config.port), '--state-dir', config.state_dir];
-  for (const name of ['config', 'threads', 'log-level', 'client-ttl']) {
-    const v = values[name];
-    if (typeof v === 'string') daemonArgs.push(`--${name}`, v);
-  }
+  const daemonArgs = daemonArgsFor(values, config.port, config.state_dir);
   return { help: values.help === true, version: values.version === true, replace: values.replace === true, daemonArgs, config };
 }
 
-/** `early`: what bin/gasoline started before this module loaded (a plain bridge's stdin and first answer) */
-export async function main(argv = process.argv.slice(2), early: EarlyStart | null = null): Promise<void> {
+export async function main(argv = process.argv.slice(2)): Promise<void> {
   let parsed: ParsedCli;
   try {
     // --help/--version must work even when the environment holds a bad value
@@ -157,7 +127,7 @@ export async function main(argv = process.argv.slice(2), early: EarlyStart | nul
   }
   setLogLevel(parsed.config.log_level);
   try {
-    await dispatch(parsed, early);
+    await dispatch(parsed);
   } catch (e) {
     if (e instanceof StateDirError) {
       process.stderr.write(`gasoline: ${e.message}\n`);
@@ -173,11 +143,14 @@ export async function main(argv = process.argv.slice(2), early: EarlyStart | nul
  * native uWS binary, a worker or the app (an agent waits on the bridge's start), and --help,
  * --version and a bad config load nothing at all.
  */
-async function dispatch(p: ParsedCli, early: EarlyStart | null): Promise<void> {
+async function dispatch(p: ParsedCli): Promise<void> {
   const { mode } = p.config;
   if (mode === 'bridge' || mode === 'connect') {
+    // bin/gasoline runs a bridge without this module (src/bridge/options.ts); one arrives here
+    // only when that reader declined a value this schema accepts
     const { runBridge } = await import('./bridge/index.js');
-    await runBridge({ config: p.config, replace: p.replace, daemonArgs: p.daemonArgs, early });
+    const c = p.config;
+    await runBridge({ mode, port: c.port, stateDir: c.state_dir, clientId: c.client_id, logLevel: c.log_level, replace: p.replace, daemonArgs: p.daemonArgs });
     return;
   }
   if (mode === 'stop' || mode === 'status') {

@@ -4,10 +4,9 @@
  * Precedence: defaults < --config FILE < GASOLINE_* environment < command-line flags.
  */
 import { availableParallelism } from 'node:os';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { defaultStateDir, LOG_LEVELS, parseDuration } from './cli-options.js';
 import { CLIENT_ID_RE } from './daemon/contract.js';
 import { EXTENSION_ORIGIN } from './domain/extension-id.js';
 import { compileRedaction, RedactionConfigSchema } from './domain/redaction/index.js';
@@ -138,20 +137,16 @@ export const ConfigSchema = z
     limits: LimitsSchema.default(LimitsSchema.parse({})),
     pool: PoolSchema.default(PoolSchema.parse({})),
     commands: CommandsSchema.default(CommandsSchema.parse({})),
-    log_level: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+    log_level: z.enum(LOG_LEVELS).default('info'),
     /** user redaction rules and allowlist, added to the built-in rule set */
     redaction: RedactionConfigSchema.default(RedactionConfigSchema.parse({})),
   })
   .strict();
 
+export { defaultStateDir, parseDuration };
+
 export type Config = z.infer<typeof ConfigSchema>;
 export type ConfigInput = z.input<typeof ConfigSchema>;
-
-export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.GASOLINE_STATE_DIR) return env.GASOLINE_STATE_DIR;
-  if (env.XDG_STATE_HOME) return join(env.XDG_STATE_HOME, 'gasoline');
-  return join(homedir(), '.gasoline');
-}
 
 export class ConfigError extends Error {
   readonly problems: string[];
@@ -174,17 +169,6 @@ function deepMerge(base: Json, over: Json): Json {
         : v;
   }
   return out;
-}
-
-/**
- * A duration in seconds: a plain number is seconds, or a number with s, m, h or d (30m, 1h, 2d).
- * Returns undefined when the text is not one.
- */
-export function parseDuration(raw: string): number | undefined {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$/i.exec(raw);
-  if (!m) return undefined;
-  const unit = { '': 1, s: 1, m: 60, h: 3600, d: 86_400 }[m[2]!.toLowerCase() as '' | 's' | 'm' | 'h' | 'd'];
-  return Math.round(Number(m[1]) * unit);
 }
 
 /**

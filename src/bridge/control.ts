@@ -6,6 +6,7 @@
 import type { Config } from '../config.js';
 import { EXIT } from '../exit-codes.js';
 import { probe, stopDaemon } from './daemon.js';
+import { fetchText } from './http.js';
 
 const say = (s: string): void => void process.stderr.write(`${s}\n`);
 
@@ -44,8 +45,8 @@ type Json = Record<string, unknown>;
 async function status(port: number): Promise<number> {
   let h: Json;
   try {
-    const res = await fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(3000) });
-    h = (await res.json()) as Json;
+    const res = await fetchText({ port, method: 'GET', path: '/health', timeoutMs: 3000 });
+    h = JSON.parse(res.body) as Json;
   } catch (e) {
     say(`gasoline: the daemon on port ${port} did not answer /health: ${(e as Error).message}`);
     return EXIT.noDaemon;

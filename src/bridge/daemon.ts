@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { lockPath } from '../daemon/contract.js';
 import { FILE_MODE, makePrivateDir } from '../state-dir.js';
+import { fetchText, type HttpAnswer } from './http.js';
 
 /** what /health says about the process on the port, when it is a gasoline */
 export interface DaemonInfo {
@@ -21,26 +22,29 @@ export interface DaemonInfo {
 
 export type Probe = { state: 'none' } | { state: 'foreign'; detail: string } | { state: 'gasoline'; info: DaemonInfo };
 
+/** /health lists every client and kind; far below this */
+const HEALTH_MAX_BYTES = 4 * 1024 * 1024;
+
 /** a daemon's start (workers warmed up, port bound) takes seconds; past this a lock is stale */
 export const START_TIMEOUT_MS = 30_000;
 
 /** GET /health on 127.0.0.1:port. 'none': nothing answers; 'foreign': something that is not gasoline. */
 export async function probe(port: number, timeoutMs = 1500): Promise<Probe> {
-  let res: Response;
+  let res: HttpAnswer;
   try {
-    res = await fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(timeoutMs) });
+    res = await fetchText({ port, method: 'GET', path: '/health', timeoutMs }, HEALTH_MAX_BYTES);
   } catch {
-    // refused (nothing listens) or no answer in time: either way no daemon to talk to
+    // refused (nothing listens), no answer in time, or an answer too big to be ours
     return (await listening(port)) ? { state: 'foreign', detail: 'something listens but does not answer GET /health' } : { state: 'none' };
   }
   let body: unknown;
   try {
-    body = await res.json();
+    body = JSON.parse(res.body);
   } catch {
     return { state: 'foreign', detail: `GET /health answered ${res.status}, not JSON` };
   }
-  const h = body as { status?: unknown; version?: unknown; pid?: unknown; mode?: unknown; kinds?: unknown };
-  if (!res.ok || h.status !== 'ok' || typeof h.version !== 'string' || typeof h.kinds !== 'object') return { state: 'foreign', detail: `GET /health answered ${res.status} without gasoline's report` };
+  const h = (body ?? {}) as { status?: unknown; version?: unknown; pid?: unknown; mode?: unknown; kinds?: unknown };
+  if (res.status !== 200 || h.status !== 'ok' || typeof h.version !== 'string' || typeof h.kinds !== 'object') return { state: 'foreign', detail: `GET /health answered ${res.status} without gasoline's report` };
   return {
     state: 'gasoline',
     info: { version: h.version, pid: Number.isInteger(h.pid) ? (h.pid as number) : undefined, mode: typeof h.mode === 'string' ? h.mode : undefined },

@@ -2,7 +2,7 @@
  * A bridge's first question: is there a daemon of our version on the port, and if not, start
  * one (exactly one, however many bridges ask at the same moment).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { log } from '../log.js';
 import { VERSION } from '../version.js';
 import { alive, daemonOutputPath, type DaemonInfo, probe, spawnDaemon, START_TIMEOUT_MS, stopDaemon, tryLock } from './daemon.js';
@@ -66,11 +66,13 @@ export async function findOrStart(o: FindOptions): Promise<Found> {
 /** null when a daemon answers /health, else why not */
 async function startAndWait(o: FindOptions, deadline: number): Promise<string | null> {
   const { stateDir, port } = o;
+  const outPath = daemonOutputPath(stateDir, port);
+  const from = sizeOf(outPath);
   const pid = spawnDaemon(stateDir, port, o.daemonArgs);
   log.info('bridge started a daemon', { pid, port, output: daemonOutputPath(stateDir, port) });
   while (Date.now() < deadline) {
     if ((await probe(port)).state !== 'none') return null;
-    if (!alive(pid)) return `it exited at start${lastLine(daemonOutputPath(stateDir, port))}`;
+    if (!alive(pid)) return `it exited at start${startOutput(outPath, from)}`;
     await sleep(50);
   }
   return `it did not answer within ${START_TIMEOUT_MS / 1000} s`;
@@ -85,12 +87,29 @@ async function replace(port: number, info: DaemonInfo): Promise<string | null> {
   return null;
 }
 
-function lastLine(path: string): string {
+function sizeOf(path: string): number {
   try {
-    const lines = readFileSync(path, 'utf8').trim().split('\n');
-    const last = lines.at(-1)?.slice(0, 300);
-    return last ? `: ${last}` : '';
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * What the daemon said before it exited, from its output file (appended to by every start): a
+ * configuration it refused is quoted whole (the bridge does not validate what only the daemon
+ * reads: src/bridge/options.ts), anything else by its last line.
+ */
+export function startOutput(path: string, from: number): string {
+  let text: string;
+  try {
+    const all = readFileSync(path);
+    text = all.subarray(Math.max(from, all.length - 8192)).toString('utf8');
   } catch {
     return '';
   }
+  const lines = text.split('\n').map((l) => l.trim()).filter(Boolean);
+  const config = lines.findIndex((l) => l.includes('invalid configuration'));
+  const said = config >= 0 ? lines.slice(config).filter((l) => !l.startsWith('(see ')).join(' ') : (lines.at(-1) ?? '');
+  return said ? `: ${said.slice(0, 1000)}` : '';
 }

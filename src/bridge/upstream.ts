@@ -1,25 +1,25 @@
 /**
- * The bridge's one MCP session with the daemon: an SDK Client over streamable HTTP, with the
- * daemon's token and this agent's client id on every request. It keeps the session alive across
- * faults: a daemon that dies is noticed (its SSE stream breaks, or a call fails), found again or
- * started anew, and the streaming config the agent last set is applied to the new session. Tool
- * calls made meanwhile wait a bounded time, then answer with what is wrong and what to do.
+ * The bridge's one MCP session with the daemon (./mcp-session.ts), kept alive across faults: a
+ * daemon that dies is noticed (its push stream breaks, or a request fails), found again or started
+ * anew, and what the agent set on the session (streaming, log level) is applied to the new one.
+ * Requests made meanwhile wait a bounded time, then answer with what is wrong and what to do.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult, Notification } from '@modelcontextprotocol/sdk/types.js';
-import { CLIENT_HEADER, MCP_PATH, readDaemonToken, tokenPath } from '../daemon/contract.js';
+import { readDaemonToken, tokenPath } from '../daemon/contract.js';
 import { log } from '../log.js';
 import { VERSION } from '../version.js';
 import { daemonOutputPath, type DaemonInfo } from './daemon.js';
 import { findOrStart, type Found } from './find.js';
+import { HopError, McpSession, type Msg, SessionGone } from './mcp-session.js';
 
-/** a tool call made while no daemon answers waits this long for one */
+/** a request made while no daemon answers waits this long for one */
 export const GAP_WAIT_MS = 5000;
 /** the daemon bounds its own tools (accessibility: 30 s); this only catches a daemon that hangs */
 const CALL_TIMEOUT_MS = 5 * 60_000;
+const OPEN_TIMEOUT_MS = 5000;
 const RETRY_MIN_MS = 200;
 const RETRY_MAX_MS = 2000;
+/** JSON-RPC "server error" range: the hop to the daemon failed, the request was not answered */
+const HOP_ERROR = -32000;
 
 export interface UpstreamOptions {
   stateDir: string;
@@ -29,28 +29,33 @@ export interface UpstreamOptions {
   daemonArgs: string[];
   start: boolean;
   replace: boolean;
-  /** a notification from the daemon, to relay to the agent as is */
-  relay: (n: Notification) => void;
+  /** a message the daemon pushed (a notification, or a request of its own), to relay to the agent as is */
+  relay: (m: Msg) => void;
 }
 
 interface Session {
-  client: Client;
-  transport: StreamableHTTPClientTransport;
+  mcp: McpSession;
   info: DaemonInfo;
+  /** the push stream failed before the session was in use */
+  dead?: string;
 }
-
-type StreamingArgs = Record<string, unknown>;
 
 export class Upstream {
   private session: Session | null = null;
-  /** what is wrong while there is no session: the text a waiting tool call answers with */
+  /** what is wrong while there is no session: the text a waiting request answers with */
   private problem = 'connecting to the gasoline daemon';
   private loop: Promise<void> | null = null;
   private waiters = new Set<() => void>();
   private closed = false;
   private connectedOnce = false;
+  private opened = 0;
+  /** the agent's initialize params, sent again on every session this bridge opens */
+  private init: Record<string, unknown> | null = null;
+  private initWaiters = new Set<() => void>();
   /** the last streaming enable the agent made (null: off), applied again to every new session */
-  private streaming: StreamingArgs | null = null;
+  private streaming: Record<string, unknown> | null = null;
+  /** the agent's last logging/setLevel, likewise */
+  private logLevel: Msg | null = null;
   /** the daemon of the session that was lost, and when: the next answer says what that cost */
   private lostFrom: { pid: number | undefined; at: number } | null = null;
   /** said once, on the next tool answer: pushes may have been missed, or the daemon restarted */
@@ -58,9 +63,15 @@ export class Upstream {
 
   constructor(private readonly o: UpstreamOptions) {}
 
-  /** Starts finding the daemon in the background; initialize does not wait for it. */
+  /** Starts finding (or starting) the daemon in the background; the agent's initialize does not wait for it. */
   start(): void {
     this.ensureLoop();
+  }
+
+  /** The agent's initialize: the session with the daemon is opened with the same params. */
+  initialized(params: Record<string, unknown>): void {
+    this.init = params;
+    for (const w of [...this.initWaiters]) w();
   }
 
   /** One discovery without starting anything: for --connect's check at start. */
@@ -68,47 +79,59 @@ export class Upstream {
     return findOrStart({ stateDir: o.stateDir, port: o.port, daemonArgs: [], start: false, replace: false });
   }
 
-  async call(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult> {
+  /** Forwards a request of the agent's and resolves with the answer to write back (never rejects, unless aborted). */
+  async request(m: Msg, signal: AbortSignal, onRelated: (m: Msg) => void): Promise<Msg> {
     let s = this.session ?? (await this.waitUp(GAP_WAIT_MS, signal));
-    if (!s) return this.gapError();
+    if (signal.aborted) throw signal.reason;
+    if (!s) return this.failure(m, `${this.problem}.`);
     for (let attempt = 0; ; attempt++) {
       try {
-        const r = (await s.client.callTool({ name, arguments: args }, undefined, { signal, timeout: CALL_TIMEOUT_MS })) as CallToolResult;
-        if (name === 'configure') this.noteStreaming(args, r);
-        return this.withNote(r);
+        const r = await s.mcp.request(m, { signal, onRelated, timeoutMs: CALL_TIMEOUT_MS });
+        this.remember(m, r);
+        return this.withNote(m, r);
       } catch (e) {
         if (signal.aborted) throw e;
-        // 404: the daemon does not know our session (it restarted): the call never ran, so it
+        // 404: the daemon does not know our session (it restarted): the request never ran, so it
         // is safe to send again on a new session
-        if (e instanceof StreamableHTTPError && e.code === 404 && attempt === 0) {
+        if (e instanceof SessionGone && attempt === 0) {
           this.lost(s, 'the daemon no longer knows this session (it restarted)');
           s = await this.waitUp(GAP_WAIT_MS, signal);
-          if (!s) return this.gapError();
+          if (signal.aborted) throw signal.reason;
+          if (!s) return this.failure(m, `${this.problem}.`);
           continue;
         }
-        if (isConnectionError(e)) {
-          this.lost(s, `connection failed: ${(e as Error).message}`);
-          // the call may have run before the daemon went: sending it again could act twice
-          return errorResult(`The gasoline daemon on port ${this.o.port} stopped while this call ran, so its answer is lost. ${this.o.start ? 'A new daemon is being started' : 'Waiting for a daemon to come back'}; call again in a moment.`);
-        }
-        throw e;
+        if (e instanceof HopError) return this.failure(m, `The gasoline daemon on port ${this.o.port} could not take this request: ${e.message}.`);
+        this.lost(s, `connection failed: ${(e as Error).message}`);
+        // the request may have run before the daemon went: sending it again could act twice
+        return this.failure(m, `The gasoline daemon on port ${this.o.port} stopped while this call ran, so its answer is lost. ${this.o.start ? 'A new daemon is being started' : 'Waiting for a daemon to come back'}; call again in a moment.`);
       }
     }
+  }
+
+  /** Forwards a notification (or an answer to a request of the daemon's); without a session it has nowhere to go. */
+  notify(m: Msg): void {
+    const s = this.session;
+    if (!s) return;
+    s.mcp.notify(m).catch((e: unknown) => {
+      if (e instanceof SessionGone) this.lost(s, 'the daemon no longer knows this session (it restarted)');
+      else log.debug('a notification to the daemon was not delivered', { method: m.method, error: String(e) });
+    });
   }
 
   async close(): Promise<void> {
     this.closed = true;
     const s = this.session;
     this.session = null;
-    for (const w of this.waiters) w();
+    for (const w of [...this.waiters, ...this.initWaiters]) w();
     if (!s) return;
     // DELETE the session, so the daemon frees it now rather than at its idle timeout
-    await Promise.race([s.transport.terminateSession().catch(() => undefined), new Promise((r) => setTimeout(r, 500))]);
-    await s.client.close().catch(() => undefined);
+    await s.mcp.close();
   }
 
-  private gapError(): CallToolResult {
-    return errorResult(`${this.problem}.`);
+  /** What a request answers when the hop failed: a tool call gets a tool error the agent reads; anything else a JSON-RPC error. */
+  private failure(m: Msg, text: string): Msg {
+    if (m.method === 'tools/call') return { jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text }], isError: true } };
+    return { jsonrpc: '2.0', id: m.id, error: { code: HOP_ERROR, message: text } };
   }
 
   private waitUp(ms: number, signal: AbortSignal): Promise<Session | null> {
@@ -147,6 +170,17 @@ export class Upstream {
     }
   }
 
+  private initParams(): Promise<Record<string, unknown> | null> {
+    if (this.init || this.closed) return Promise.resolve(this.init);
+    return new Promise((resolve) => {
+      const done = (): void => {
+        this.initWaiters.delete(done);
+        resolve(this.init);
+      };
+      this.initWaiters.add(done);
+    });
+  }
+
   /** null when connected, else what is wrong (and what to do about it) */
   private async tryConnect(): Promise<string | null> {
     const { port, stateDir } = this.o;
@@ -154,26 +188,34 @@ export class Upstream {
     if (found.kind !== 'ready') return describe(found, port, stateDir);
     const token = readDaemonToken(stateDir, port);
     if (!token) return `The gasoline daemon on port ${port} answers, but its token file ${tokenPath(stateDir, port)} is missing or unreadable: it runs with another --state-dir or as another user. Stop it (gasoline --stop --port ${port}) and let this bridge start one`;
-    const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}${MCP_PATH}`), {
-      requestInit: { headers: { authorization: `Bearer ${token}`, [CLIENT_HEADER]: this.o.clientId } },
-      // the SSE stream resumes with Last-Event-ID on a blip; a daemon that is gone is ours to handle
-      reconnectionOptions: { initialReconnectionDelay: 100, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 2, maxRetries: 3 },
-    });
-    const client = new Client({ name: 'gasoline-bridge', version: VERSION }, { capabilities: {} });
-    client.fallbackNotificationHandler = async (n) => {
-      // progress and cancellation belong to requests of this hop, not to the agent
-      if (n.method !== 'notifications/progress' && n.method !== 'notifications/cancelled') this.o.relay(n);
-    };
-    const s: Session = { client, transport, info: found.info };
-    client.onerror = (e) => void this.suspect(s, e);
+    // the daemon is found (or started) at once; the session opens with the agent's own initialize
+    const params = await this.initParams();
+    if (!params || this.closed) return null;
+    const s = { info: found.info } as Session;
     try {
-      await client.connect(transport, { timeout: 5000 });
+      s.mcp = await McpSession.open(
+        {
+          port,
+          token,
+          clientId: this.o.clientId,
+          onPush: (n) => this.o.relay(n),
+          onStreamLost: (why) => {
+            s.dead = why;
+            this.lost(s, `the notification stream failed: ${why}`);
+          },
+        },
+        { jsonrpc: '2.0', id: `gasoline-bridge-init-${++this.opened}`, method: 'initialize', params },
+        OPEN_TIMEOUT_MS,
+      );
     } catch (e) {
-      await client.close().catch(() => undefined);
       return `The gasoline daemon on port ${port} did not accept a session: ${(e as Error).message}`;
     }
+    if (s.dead) {
+      await s.mcp.close();
+      return `The gasoline daemon on port ${port} accepted a session but its notification stream failed: ${s.dead}`;
+    }
     if (this.closed) {
-      await client.close().catch(() => undefined);
+      await s.mcp.close();
       return null;
     }
     this.session = s;
@@ -183,54 +225,63 @@ export class Upstream {
     this.problem = '';
     if (again && this.lostFrom) this.pendingNote = gapNote(this.lostFrom, found.info.pid, this.streaming !== null);
     this.lostFrom = null;
-    if (again && this.streaming) await this.reapplyStreaming(s);
+    if (again) await this.reapply(s);
     for (const w of [...this.waiters]) w();
     return null;
   }
 
-  private async reapplyStreaming(s: Session): Promise<void> {
+  /** What the agent set on the lost session, set again on this one. */
+  private async reapply(s: Session): Promise<void> {
+    if (this.logLevel) {
+      await s.mcp.request({ ...this.logLevel, id: `gasoline-bridge-level-${this.opened}` }, { timeoutMs: 5000 }).catch(() => undefined);
+    }
+    if (!this.streaming) return;
+    const m = { jsonrpc: '2.0', id: `gasoline-bridge-streaming-${this.opened}`, method: 'tools/call', params: { name: 'configure', arguments: this.streaming } };
     try {
-      const r = (await s.client.callTool({ name: 'configure', arguments: this.streaming! }, undefined, { timeout: 5000 })) as CallToolResult;
-      if (r.isError) log.warn('streaming config could not be applied on the new session', { answer: textOf(r).slice(0, 300) });
-      else log.info('streaming config applied again on the new session', { events: this.streaming!.events ?? ['all'] });
+      const r = await s.mcp.request(m, { timeoutMs: 5000 });
+      const result = r.result as { isError?: boolean; content?: Array<{ text?: string }> } | undefined;
+      if (!result || result.isError) log.warn('streaming config could not be applied on the new session', { answer: JSON.stringify(r.error ?? result?.content ?? '').slice(0, 300) });
+      else log.info('streaming config applied again on the new session', { events: this.streaming.events ?? ['all'] });
     } catch (e) {
       log.warn('streaming config could not be applied on the new session', { error: String(e) });
     }
   }
 
-  private noteStreaming(args: Record<string, unknown>, r: CallToolResult): void {
-    if (args.action !== 'streaming' || r.isError) return;
+  /** Keeps what must survive a new session: the streaming config and the log level the agent set. */
+  private remember(m: Msg, r: Msg): void {
+    if (m.method === 'logging/setLevel' && 'result' in r) {
+      this.logLevel = { jsonrpc: '2.0', method: m.method, params: m.params };
+      return;
+    }
+    if (m.method !== 'tools/call') return;
+    const p = m.params as { name?: unknown; arguments?: Record<string, unknown> } | undefined;
+    const args = p?.arguments;
+    if (p?.name !== 'configure' || !args || args.action !== 'streaming') return;
+    const result = r.result as { isError?: boolean } | undefined;
+    if (!result || result.isError) return;
     if (args.streaming_action === 'enable') this.streaming = { ...args };
     else if (args.streaming_action === 'disable') this.streaming = null;
   }
 
-  /** an error on the session: the daemon is gone (or restarted) or it was a blip */
-  private async suspect(s: Session, e: Error): Promise<void> {
-    if (this.session !== s || this.closed) return;
-    const found = await findOrStart({ stateDir: this.o.stateDir, port: this.o.port, daemonArgs: [], start: false, replace: false });
-    if (this.session !== s) return;
-    const same = found.kind === 'ready' && found.info.pid === s.info.pid;
-    // the SDK gave up resuming the SSE stream: notifications would stop silently on this session
-    if (same && !/Maximum reconnection|Failed to open SSE stream/.test(e.message)) return;
-    this.lost(s, same ? `the notification stream failed: ${e.message}` : found.kind === 'none' ? 'the daemon stopped answering' : `the daemon changed (${e.message})`);
+  /** Pushes are never lost silently: what a gap cost rides on the next tool answer, once. */
+  private withNote(m: Msg, r: Msg): Msg {
+    if (!this.pendingNote || m.method !== 'tools/call') return r;
+    const result = r.result as { content?: unknown } | undefined;
+    if (!result || !Array.isArray(result.content)) return r;
+    const note = this.pendingNote;
+    this.pendingNote = '';
+    return { ...r, result: { ...result, content: [...result.content, { type: 'text', text: note }] } };
   }
 
+  /** the session is gone (the daemon died, restarted, or its stream failed): find or start one again */
   private lost(s: Session, why: string): void {
     if (this.session !== s) return;
     this.session = null;
     this.lostFrom ??= { pid: s.info.pid, at: Date.now() };
     log.warn(`bridge lost the daemon on port ${this.o.port}: ${why}; ${this.o.start ? 'reconnecting, or starting a new one' : 'waiting for it to come back (--connect starts none)'}`, { daemon_pid: s.info.pid });
     this.problem = `The gasoline daemon on port ${this.o.port} is not answering (${why}); the bridge is reconnecting`;
-    void s.client.close().catch(() => undefined);
+    void s.mcp.close();
     this.ensureLoop();
-  }
-
-  /** Pushes are never lost silently: what a gap cost rides on the next answer, once. */
-  private withNote(r: CallToolResult): CallToolResult {
-    if (!this.pendingNote) return r;
-    const note = this.pendingNote;
-    this.pendingNote = '';
-    return { ...r, content: [...r.content, { type: 'text', text: note }] };
   }
 
   private setProblem(p: string): void {
@@ -261,20 +312,4 @@ export function gapNote(from: { pid: number | undefined; at: number }, pid: numb
     return `Note: the bridge's connection to the gasoline daemon broke at ${since} and was restored${streaming ? '; pushed alerts of the gap may be missing' : ''}. observe shows everything captured.`;
   }
   return `Note: the gasoline daemon restarted (pid ${from.pid ?? '?'} → ${pid ?? '?'}) at ${since}: telemetry and alerts captured before are gone, so observe starts from the new daemon's data. Your checkpoints, noise rules, tab filter and store were restored${streaming ? ', and streaming is on again' : ''}.`;
-}
-
-function errorResult(text: string): CallToolResult {
-  return { content: [{ type: 'text', text }], isError: true };
-}
-
-function textOf(r: CallToolResult): string {
-  return r.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
-}
-
-/** fetch failures (refused, reset, aborted socket) as the SDK passes them on */
-function isConnectionError(e: unknown): boolean {
-  if (!(e instanceof Error)) return false;
-  if (e instanceof StreamableHTTPError) return e.code === undefined || e.code >= 500;
-  const cause = (e as { cause?: { code?: string } }).cause;
-  return e.name === 'TypeError' || /ECONNREFUSED|ECONNRESET|socket|fetch failed|terminated|Connection closed/i.test(`${e.message} ${cause?.code ?? ''}`);
 }

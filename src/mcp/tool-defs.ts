@@ -12,6 +12,7 @@ import { INTERACT_ACTIONS } from '../domain/commands.js';
 import { STREAM_EVENTS } from '../domain/streaming/stream-state.js';
 import { VERSION } from '../version.js';
 import { GUIDE, INSTRUCTIONS } from './guide.js';
+import { unknownToolError } from './unknown-tool.js';
 
 export const OBSERVE_WHATS = ['summary', 'errors', 'logs', 'network', 'network_bodies', 'websocket_events', 'websocket_status', 'actions', 'performance', 'page', 'timeline', 'error_bundles', 'command_result'] as const;
 
@@ -119,12 +120,8 @@ export function createMcpShell(): McpServer {
   return mcp;
 }
 
-/**
- * An unknown tool is a malformed request (a JSON-RPC error), not a tool failure; the SDK would
- * answer it as an isError result. For StdioLineTransport.preflight.
- */
+/** For StdioLineTransport.preflight: an unknown tool is refused before the SDK sees it (./unknown-tool.ts). */
 export function unknownToolPreflight(m: JSONRPCMessage): { code: number; message: string } | null {
   if (!('method' in m) || m.method !== 'tools/call') return null;
-  const name = (m.params as { name?: unknown } | undefined)?.name;
-  return typeof name === 'string' && Object.hasOwn(TOOLS, name) ? null : { code: -32602, message: `unknown tool ${JSON.stringify(name)}; tools: ${TOOL_NAMES.join(', ')}` };
+  return unknownToolError((m.params as { name?: unknown } | undefined)?.name, TOOL_NAMES);
 }

@@ -1,81 +1,38 @@
 /**
  * MCP over stdio, with stdout owned by StdoutWriter. Unlike the SDK's stdio transport it answers
  * a malformed line with a JSON-RPC error instead of dropping it, and reports stdin's end so the
- * process can exit (the SDK does neither). A line longer than MAX_LINE is neither buffered nor
- * parsed: its bytes stream through a scanner that keeps only the request's id, and the line gets
- * one answer with that id (the SDK's own reader throws the buffer away at 10 MiB, id and all).
+ * process can exit (the SDK does neither). Lines are read, bounded, by ./line-reader.ts.
  */
 import type { Readable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { RequestIdScanner } from './request-id-scan.js';
+import { LineReader, oversizeError } from './line-reader.js';
 import type { StdoutWriter } from './stdout-writer.js';
 
-/** bytes; far above any tool call's arguments (the largest, a store value, is 64 KiB) */
-export const MAX_LINE = 4 * 1024 * 1024;
-const NEWLINE = 0x0a;
+export { MAX_LINE } from './line-reader.js';
 
 export class StdioLineTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
   onclose?: () => void;
   onerror?: (error: Error) => void;
-  /** the line so far, as received: searched for a newline chunk by chunk, joined once */
-  private parts: Buffer[] = [];
-  private partBytes = 0;
-  /** set while an oversize line streams past */
-  private oversize: RequestIdScanner | undefined;
+  private readonly reader: LineReader;
   private closed = false;
   /** answers a request itself with a JSON-RPC error (e.g. an unknown tool), before the SDK sees it */
   preflight?: (message: JSONRPCMessage) => { code: number; message: string } | null;
 
   constructor(
-    private readonly stdin: Readable,
+    stdin: Readable,
     private readonly writer: StdoutWriter,
-  ) {}
-
-  async start(): Promise<void> {
-    this.stdin.on('data', this.onData);
-    this.stdin.on('end', this.onEnd);
-    this.stdin.on('close', this.onEnd);
-    this.stdin.on('error', this.onEnd);
+  ) {
+    this.reader = new LineReader(stdin, {
+      line: (l) => this.handleLine(l),
+      oversize: (id, bytes) => void this.writer.write(oversizeError(id, bytes), 'response'),
+      end: () => void this.close(),
+    });
   }
 
-  private onData = (chunk: Buffer | string): void => {
-    // bytes, not text: a newline byte never occurs inside a UTF-8 sequence, and the limit is in bytes
-    const buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
-    let start = 0;
-    while (start <= buf.length) {
-      const nl = buf.indexOf(NEWLINE, start);
-      const piece = buf.subarray(start, nl < 0 ? buf.length : nl);
-      if (this.oversize) this.oversize.feed(piece);
-      else if (this.partBytes + piece.length > MAX_LINE) {
-        this.oversize = new RequestIdScanner();
-        for (const p of this.parts) this.oversize.feed(p);
-        this.oversize.feed(piece);
-        this.parts = [];
-        this.partBytes = 0;
-      } else if (piece.length) {
-        this.parts.push(piece);
-        this.partBytes += piece.length;
-      }
-      if (nl < 0) return;
-      this.endLine();
-      start = nl + 1;
-    }
-  };
-
-  private endLine(): void {
-    const over = this.oversize;
-    if (over) {
-      this.oversize = undefined;
-      void this.writer.write({ jsonrpc: '2.0', id: over.id, error: { code: -32600, message: `request of ${over.bytes} bytes is over the stdin line limit of ${MAX_LINE} bytes; send smaller arguments`, data: { limit_bytes: MAX_LINE, received_bytes: over.bytes } } }, 'response');
-      return;
-    }
-    const bytes = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.partBytes);
-    this.parts = [];
-    this.partBytes = 0;
-    const line = bytes.toString('utf8').replace(/\r$/, '');
-    if (line.trim() !== '') this.handleLine(line);
+  async start(): Promise<void> {
+    this.reader.start();
   }
 
   private handleLine(line: string): void {
@@ -100,10 +57,6 @@ export class StdioLineTransport implements Transport {
     this.onmessage?.(parsed.data);
   }
 
-  private onEnd = (): void => {
-    void this.close();
-  };
-
   async send(message: JSONRPCMessage): Promise<void> {
     const isNotification = !('id' in message);
     await this.writer.write(message, isNotification ? 'notification' : 'response');
@@ -112,10 +65,7 @@ export class StdioLineTransport implements Transport {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.stdin.off('data', this.onData);
-    this.stdin.off('end', this.onEnd);
-    this.stdin.off('close', this.onEnd);
-    this.stdin.off('error', this.onEnd);
+    this.reader.stop();
     this.onclose?.();
   }
 }

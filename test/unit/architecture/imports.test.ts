@@ -45,7 +45,7 @@ const RULES: Rule[] = [
   { files: ['src/transport/'], mayNotImport: ['src/app.ts'],
     why: 'the edge is built by the composition root, never the other way round' },
   { files: ['src/bridge/'], mayNotImport: ['src/transport/', 'src/pool/', 'src/shm/', 'src/query/', 'workers/', 'src/app.ts', 'src/app-port.ts', 'src/main.ts', 'src/mcp/server.ts', 'src/mcp/tools/', 'src/mcp/http/'],
-    why: 'an agent waits on the bridge\'s start: it loads no native uWS, worker, pool, shared memory or engine, only the tool definitions and the SDK' },
+    why: 'an agent waits on the bridge\'s start: it loads no native uWS, worker, pool, shared memory or engine' },
 ];
 
 /** The one module that may write stdout: stdout belongs to MCP's JSON-RPC lines. */
@@ -132,6 +132,26 @@ function cycles(): string[][] {
   return found;
 }
 
+/** Specifiers a module loads when it runs: `import type` and type-only names do not count. */
+function runtimeImports(file: string, text: string): string[] {
+  const out: string[] = [];
+  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true);
+  const visit = (n: ts.Node): void => {
+    if (ts.isImportDeclaration(n) && ts.isStringLiteral(n.moduleSpecifier)) {
+      const c = n.importClause;
+      const typeOnly = !!c && (c.isTypeOnly || (!c.name && !!c.namedBindings && ts.isNamedImports(c.namedBindings) && c.namedBindings.elements.length > 0 && c.namedBindings.elements.every((e) => e.isTypeOnly)));
+      if (!typeOnly) out.push(n.moduleSpecifier.text);
+    } else if (ts.isExportDeclaration(n) && n.moduleSpecifier && ts.isStringLiteral(n.moduleSpecifier) && !n.isTypeOnly) {
+      out.push(n.moduleSpecifier.text);
+    } else if (ts.isCallExpression(n) && n.expression.kind === ts.SyntaxKind.ImportKeyword && n.arguments[0] && ts.isStringLiteral(n.arguments[0])) {
+      out.push(n.arguments[0].text);
+    }
+    ts.forEachChild(n, visit);
+  };
+  visit(sf);
+  return out;
+}
+
 /** Calls, found in the syntax tree (so a comment or a string that mentions them does not count). */
 function stdoutWrites(file: string, text: string): string[] {
   const out: string[] = [];
@@ -175,6 +195,27 @@ describe('import rule', () => {
     const heavy = ['src/transport/', 'src/pool/', 'src/shm/', 'src/query/', 'workers/', 'src/app.ts', 'src/main.ts', 'src/mcp/server.ts', 'src/mcp/tools/'];
     expect(reached.size).toBeGreaterThan(5);
     expect([...reached].filter((f) => within(f, heavy)).sort()).toEqual([]);
+  });
+
+  it('a running bridge loads no schema, SDK or fetch: what index.ts and options.ts import at run time, directly or not, is node built-ins and small modules of ours', () => {
+    const reached = new Set<string>();
+    const packages = new Set<string>();
+    const stack = ['src/bridge/options.ts', 'src/bridge/index.ts'];
+    while (stack.length) {
+      const f = stack.pop()!;
+      if (reached.has(f)) continue;
+      reached.add(f);
+      for (const spec of runtimeImports(f, sources.get(f) ?? '')) {
+        if (spec.startsWith('.')) stack.push(resolveSpecifier(f, spec));
+        else packages.add(spec);
+      }
+    }
+    // zod alone is 14 MB of a bridge's 45; the SDK and fetch (undici) another 16 (PERFORMANCE.md)
+    expect([...packages].filter((p) => !p.startsWith('node:')).sort()).toEqual([]);
+    expect([...reached].filter((f) => within(f, ['src/config.ts', 'src/cli.ts', 'src/mcp/tool-defs.ts', 'src/mcp/transport.ts', 'src/mcp/guide.ts'])).sort()).toEqual([]);
+    expect(reached.size).toBeGreaterThan(10);
+    const fetches = [...reached].filter((f) => /\bfetch\(/.test((sources.get(f) ?? '').replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, '')));
+    expect(fetches).toEqual([]);
   });
 
   it('no import cycle between files', () => {
