@@ -26,6 +26,13 @@ const SPIKE_MIN = 10;
 const NOISE_MIN = 50;
 const NOISE_WINDOW_S = 30;
 const NOISE_REALERT_S = 600;
+/**
+ * A failed request is described twice by the extension: a network record (held up to 1.5 s for
+ * its sizes) and a console line. Within this window the n-th of one kind and the n-th of the
+ * other with the same method, URL, outcome and duration are one request, counted once (#20 item 9).
+ */
+const PAIR_WINDOW_S = 10;
+const PAIR_SALT = { network: 0x0e6546b6, console: 0x1b873593 } as const;
 
 const cut = (s: string, n: number): string => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
@@ -69,7 +76,7 @@ export class Detector {
         break;
       case 'network': {
         const rec = r.rec;
-        if (failedOr5xx(rec.status, rec.error)) this.queue.push(NETWORK, { url: rec.url, status: rec.status, error: rec.error, method: rec.method, duration: rec.duration, response: undefined }, 0, this.sec(), edgeAt, pageUrl);
+        if (failedOr5xx(rec.status, rec.error)) this.queue.push(NETWORK, { via: 'network', url: rec.url, status: rec.status, error: rec.error, method: rec.method, duration: rec.duration, response: undefined }, 0, this.sec(), edgeAt, pageUrl);
         break;
       }
       case 'ws_events': {
@@ -161,7 +168,7 @@ export class Detector {
     const sec = this.sec();
     if (rec.type === 'network') {
       if (failedOr5xx(rec.status, rec.error)) {
-        const req: NetworkSeen = { url: rec.request_url ?? '', status: rec.status, error: rec.error, method: rec.method ?? 'GET', duration: rec.duration, response: rec.response };
+        const req: NetworkSeen = { via: 'console', url: rec.request_url ?? '', status: rec.status, error: rec.error, method: rec.method ?? 'GET', duration: rec.duration, response: rec.response };
         this.queue.push(NETWORK, req, 0, sec, edgeAt, rec.url ?? pageUrl ?? '');
       }
       return;
@@ -262,7 +269,9 @@ export class Detector {
     const { url, error, method } = req;
     const code = req.status ?? Number.NaN;
     const failed = (error !== undefined && error !== '') || !(code > 0);
-    const key0 = `net:${method} ${pathTemplate(url)} ${failed && !(code >= 500) ? 'failed' : code}`;
+    const outcome = failed && !(code >= 500) ? 'failed' : code;
+    if (!this.firstDescription(req, outcome, sec)) return;
+    const key0 = `net:${method} ${pathTemplate(url)} ${outcome}`;
     const seen0 = this.state.touch(hash32(key0), sec, REPEAT_WINDOW_S);
     const pendingPrior = this.pending.get(key0);
     if (pendingPrior) {
@@ -289,6 +298,15 @@ export class Detector {
       edgeAt,
       true,
     );
+  }
+
+  /** Whether this record is a request not yet described by a record of the other kind (fails open when the state is busy). */
+  private firstDescription(req: NetworkSeen, outcome: string | number, sec: number): boolean {
+    const id = hash32(`req:${req.method} ${req.url} ${outcome} ${req.duration ?? ''}`);
+    const mine = this.state.touch(id ^ PAIR_SALT[req.via], sec, PAIR_WINDOW_S);
+    if (!mine) return true;
+    const other = this.state.peek(id ^ PAIR_SALT[req.via === 'network' ? 'console' : 'network'], sec, PAIR_WINDOW_S);
+    return other === undefined || mine.countInWindow > other;
   }
 
   /** At commit: a WebSocket error or abnormal close, once per repeat window. */
@@ -366,6 +384,8 @@ function failedOr5xx(status: number | undefined, error: string | undefined): boo
 
 /** What the network check needs of a request, from either record kind that describes one. */
 interface NetworkSeen {
+  /** which record kind described it: the network record or its console line */
+  via: 'network' | 'console';
   url: string;
   status: number | undefined;
   error: string | undefined;

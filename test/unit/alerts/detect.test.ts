@@ -71,6 +71,31 @@ describe('anomaly detection in the workers', () => {
     expect(d.take()).toHaveLength(1);
   });
 
+  it('issue 20 item 9: a failed request counts once, though its network record and its console line both describe it', () => {
+    const { d, advance, other } = setup();
+    const orders = (i: number) => ({ method: 'POST', url: 'https://api.test/api/orders', status: 500, duration: 40 + i });
+    const line = (i: number) => ({ level: 'error', type: 'network', message: `POST https://api.test/api/orders → 500`, method: 'POST', request_url: 'https://api.test/api/orders', status: 500, duration: 40 + i, url: 'https://app.test/' });
+    // the console lines come first (the network records wait for their sizes), in one batch
+    for (let i = 0; i < 3; i++) see(d, 'logs', line(i), 1);
+    const out = d.take().map((e) => e.alert);
+    expect(out).toHaveLength(1);
+    expect(out[0]).toMatchObject({ title: 'Server error: POST /api/orders → 500', count: 3 });
+    // their network records, on another worker a second later, are the same three requests
+    advance(1200);
+    const d2 = other();
+    for (let i = 0; i < 3; i++) see(d2, 'network', orders(i), 2);
+    expect(d2.take()).toHaveLength(0);
+    // a fourth request, described by both, alerts again after the repeat window with a count of 1
+    advance(1000);
+    see(d2, 'network', orders(3), 3);
+    see(d2, 'logs', line(3), 3);
+    expect(d2.take().map((e) => e.alert.count ?? 1)).toEqual([1]);
+    // a producer that sends only console lines still counts every one
+    advance(2000);
+    for (let i = 10; i < 12; i++) see(d, 'logs', line(i), 4);
+    expect(d.take().map((e) => e.alert.count)).toEqual([2]);
+  });
+
   it('error spike: the last 10 s above 3× the 60 s average, checked once a second', () => {
     const { d, advance } = setup();
     // a steady trickle: 1 error every 2 s for 60 s is no spike
