@@ -77,7 +77,7 @@ function listBefore(ctx: ToolContext, a: Args, kinds: Kind[]): Rendered {
   const hide = (r: Rec): boolean => ctx.client.noisy(r) !== undefined;
   // newest first into the budget, so the cursor to go further back starts where this page does
   const hits = hitsBefore(reader, { kinds: kinds.map(kindId), end, filter: filterOf(a), hide, tab: a.tab_id, scope: tabScope(ctx), maxScan: MAX_SCAN, budgetMs: BUDGET_MS });
-  const { shown, omitted } = fill(hits, (a.budget ?? DEFAULT_BUDGET) - (a.reserve ?? 0) - 300, a.limit ?? 50, line);
+  const { shown, omitted } = fill(hits, (a.budget ?? DEFAULT_BUDGET) - (a.reserve ?? 0) - 300, a.limit ?? 50, (h) => line(h, a.contains));
   shown.reverse();
   const first = kinds.map((k, i) => shown.find((s) => s.item.kind === kindId(k))?.item.ord ?? end[i]!);
   const earlier = omitted.length ? `\nearlier: observe({what:"${a.what}", before:"${encodeAt(first)}"})` : '';
@@ -145,7 +145,7 @@ async function errorBundles(ctx: ToolContext, a: Args): Promise<Rendered> {
     if (!r.atEnd) return plain(`error_bundles: no errors in the ${r.scanned} records read so far\nmore: observe({what:"error_bundles", after:"${encodeAt([r.next])}"})`);
     return plain(`error_bundles: no errors${a.from === 'start' ? ' buffered' : ' since your last look'}`);
   }
-  const bundle = (e: Hit): string => [`■ ${line(e)}  sig=${pageText(errorSignature(e.rec), 300)}`, ...errorContext(reader, e, windowMs).map((h) => `  ${line(h)}`)].join('\n');
+  const bundle = (e: Hit): string => [`■ ${line(e, a.contains)}  sig=${pageText(errorSignature(e.rec), 300)}`, ...errorContext(reader, e, windowMs).map((h) => `  ${line(h)}`)].join('\n');
   // whole bundles within the budget; the cursor resumes at the first bundle left out, so none is skipped
   const { shown, omitted } = fill(hits, (a.budget ?? DEFAULT_BUDGET) - (a.reserve ?? 0) - 300, limit, bundle);
   const next = omitted.length ? omitted[0]!.ord : r.next;
