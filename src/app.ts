@@ -176,7 +176,7 @@ export async function startApp(o: AppOptions): Promise<App> {
     throw e;
   }
 
-  const mcp = ingestPort({ reader, scans, ws: edge.ws, health: healthAll, redaction: pool.redaction, commands: router, alerts, clients, observer });
+  const mcp = ingestPort({ reader, scans, ws: edge.ws, health: healthAll, redaction: pool.redaction, commands: router, alerts, ci, clients, observer });
   let token: string | null = null;
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {

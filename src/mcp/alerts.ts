@@ -18,6 +18,7 @@ function nextCall(a: Alert): string {
   if (a.source === 'error_detector' || a.source === 'spike_detector') return 'observe({what:"errors"})';
   if (a.source === 'anomaly_detector') return a.title.startsWith('WebSocket') ? 'observe({what:"websocket_events"})' : 'observe({what:"network", status_min:500})';
   if (a.category === 'regression') return 'analyze({target:"performance"})';
+  if (a.category === 'ci') return 'observe({what:"ci"})';
   if (a.category === 'noise') return 'configure({action:"noise_rule", noise_action:"add", ...})';
   return 'configure({action:"health"})';
 }

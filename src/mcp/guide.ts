@@ -18,7 +18,8 @@ export const GUIDE = `# Gasoline guide
 - what: errors | logs (min_level) | network (method, status_min, status_max) | network_bodies |
   websocket_events (connection_id, direction) | websocket_status | actions | performance | page |
   timeline (every kind merged in time order) | error_bundles (each error with the actions, requests
-  and warnings of the window_s seconds before it).
+  and warnings of the window_s seconds before it) | ci (the CI results kept, newest first: status,
+  ref, commit, failing tests with their messages (20 each), the link to the run; limit = results).
 - Common: limit (lines, 50, max 500), url (substring), contains (substring), tab_id.
 
 ### Folding
@@ -100,6 +101,9 @@ from the user's.
 - store — store_action get|set|delete|list, key, value: notes that persist for this project.
   Your checkpoints, noise rules, cursors, store, tab filter and streaming config are kept per client
   and come back when you reconnect or the server restarts (unused for an hour: forgotten).
+- redaction — redaction_action list|add|remove|test: list the rules in force; add name + pattern
+  (regex; replacement optional) to mask more, from ingest on and in every answer; remove name (yours
+  only); test text shows what the rules leave of it.
 - streaming — see Alerts below.
 
 ## Alerts (nothing to ask for)

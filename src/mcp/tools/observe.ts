@@ -18,6 +18,7 @@ import type { ToolContext, ToolResult } from './context.js';
 import { filterOf, list } from './observe-list.js';
 import { tabScope } from './tab-scope.js';
 import { oneAtATime } from './per-client.js';
+import { ciResults } from './ci.js';
 import { commandResult } from './run-command.js';
 import { summary } from './summary.js';
 import type { ObserveInput } from '../tool-defs.js';
@@ -57,6 +58,8 @@ export async function observe(ctx: ToolContext, a: Args): Promise<ToolResult> {
       return answer(performance(ctx, a), 'filter with url');
     case 'page':
       return answer(page(ctx), '');
+    case 'ci':
+      return answer(ciResults(ctx, a.limit), 'lower limit');
     case 'error_bundles':
       return answer(await oneAtATime(ctx.client, () => errorBundles(ctx, a)), 'lower limit or window_s');
     default: {
