@@ -161,6 +161,8 @@ export async function startApp(o: AppOptions): Promise<App> {
   // server-state transitions are sampled: cheap reads, and only a change raises an alert
   const thresholdTimer = setInterval(() => {
     for (const alert of thresholds.update(pool.arena.used / pool.arena.capacity, pool.overloaded())) alerts.publish({ alert, edgeTime: 0 });
+    // alerts held back over the rate caps that no alert of their scope named: one summary
+    alerts.tick();
   }, 250);
   thresholdTimer.unref();
 

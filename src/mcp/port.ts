@@ -29,6 +29,8 @@ export type RedactionRules = Pick<LiveRedaction, 'engine' | 'version' | 'add' | 
 /** Where alerts come from; a session subscribes for its lifetime. */
 export interface AlertSource {
   subscribe(fn: (env: AlertEnvelope) => void): () => void;
+  /** alerts the workers held back over the rate caps since start */
+  heldTotal?(): number;
 }
 
 /** One finished tool call, as metrics and the client's trail see it. */

@@ -12,6 +12,7 @@ import { regressions, type Metric } from '../signals/vitals.js';
 import { hash32, PERF_METRICS, type DetectState } from '../../shm/index.js';
 import { correlationId, type Alert, type AlertEnvelope } from './alert.js';
 import { CheckQueue } from './check-queue.js';
+import { HeldTallies, hostOf, scopeLabel } from './held.js';
 
 /** A signature not seen for this long is "new". */
 export const NEW_ERROR_WINDOW_S = 30;
@@ -33,6 +34,11 @@ const NOISE_REALERT_S = 600;
  */
 const PAIR_WINDOW_S = 10;
 const PAIR_SALT = { network: 0x0e6546b6, console: 0x1b873593 } as const;
+/**
+ * While a worker keeps holding alerts back it reports its tally at most this often; a batch that
+ * held nothing back reports what is left at once, so the end of a flood is not kept (#20 item 2).
+ */
+const HELD_REPORT_MS = 250;
 
 const cut = (s: string, n: number): string => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
@@ -62,6 +68,10 @@ type Queued = IngestedRecordOf<'logs'> | IngestedRecordOf<'ws_events'> | Ingeste
 export class Detector {
   private pending = new Map<string, AlertEnvelope>();
   private readonly queue = new CheckQueue<Queued>();
+  /** alerts over the caps, per scope, until reported to main */
+  private readonly held = new HeldTallies();
+  private heldReportedAt = Number.NEGATIVE_INFINITY;
+  private heldThisBatch = false;
 
   constructor(
     private readonly state: DetectState,
@@ -136,10 +146,29 @@ export class Detector {
       }
     }
     q.clear();
-    if (this.pending.size === 0) return [];
+    const report = this.heldReport();
+    if (this.pending.size === 0) return report ? [report] : [];
     const out = [...this.pending.values()];
     this.pending.clear();
+    if (report) out.push(report);
     return out;
+  }
+
+  /** The tally of alerts held back, when it is due (see HELD_REPORT_MS). */
+  private heldReport(): AlertEnvelope | undefined {
+    const held = this.heldThisBatch;
+    this.heldThisBatch = false;
+    if (this.held.size === 0) return undefined;
+    const now = this.now();
+    if (held && now - this.heldReportedAt < HELD_REPORT_MS) return undefined;
+    this.heldReportedAt = now;
+    return { alert: this.held.report(now), edgeTime: 0 };
+  }
+
+  /** An alert over the caps: counted for its scope, to be reported instead of sent. */
+  private hold(source: string, url: string | undefined): void {
+    this.held.hold(source, url, this.now());
+    this.heldThisBatch = true;
   }
 
   /** The batch did not commit: forget what it raised, and mark nothing of it. */
@@ -159,7 +188,7 @@ export class Detector {
       return;
     }
     // spikes and performance are rare by construction; the per-event sources share a cap
-    if (!claimed && a.source !== 'spike_detector' && a.source !== 'performance_monitor' && !this.state.claimAlert(sec, scopeOf(a.source, a.url))) return;
+    if (!claimed && a.source !== 'spike_detector' && a.source !== 'performance_monitor' && !this.state.claimAlert(sec, scopeOf(a.source, a.url))) return this.hold(a.source, a.url);
     const alert: Alert = { ...a, timestamp: new Date(this.now()).toISOString(), correlation_id: correlationId(a.source.slice(0, 3)) };
     this.pending.set(a.dedup_key, { alert, edgeTime: edgeAt });
   }
@@ -219,7 +248,8 @@ export class Detector {
     const seen = this.state.touch(sigHash ^ 0x27d4eb2f, sec, NEW_ERROR_WINDOW_S);
     if (!seen || (seen.lastSeen >= 0 && sec - seen.lastSeen < NEW_ERROR_WINDOW_S)) return;
     // the allowance first: in a flood of new errors, building their text is most of the cost
-    if (!this.state.claimAlert(sec, scopeOf('error_detector', rec.url ?? pageUrl))) return;
+    const url = rec.url ?? pageUrl;
+    if (!this.state.claimAlert(sec, scopeOf('error_detector', url))) return this.hold('error_detector', url);
     const sig = errorSignature(rec);
     const where = rec.source !== undefined ? rec.source : rec.filename !== undefined ? `${rec.filename}:${rec.lineno ?? ''}` : '';
     this.raise(
@@ -280,7 +310,7 @@ export class Detector {
     }
     // within the window only the first is sent on
     if (seen0 && seen0.countInWindow > 1) return;
-    if (!this.state.claimAlert(sec, scopeOf('anomaly_detector', url))) return;
+    if (!this.state.claimAlert(sec, scopeOf('anomaly_detector', url))) return this.hold('anomaly_detector', url);
     const title = failed && !(code >= 500) ? cut(`Network failure: ${method} ${path(url)}${error ? ` (${error})` : ''}`, 200) : cut(`Server error: ${method} ${path(url)} → ${code}`, 200);
     const key = key0;
     this.raise(
@@ -396,15 +426,7 @@ interface NetworkSeen {
 
 /** What shares an alert allowance: a source on one host ("https://api.x:8443/a" → api.x:8443). */
 function scopeOf(source: string, url: string | undefined): number {
-  let host = '';
-  if (url) {
-    const at = url.indexOf('://');
-    const from = at >= 0 ? at + 3 : 0;
-    let end = url.indexOf('/', from);
-    if (end < 0) end = url.length;
-    host = url.slice(from, Math.min(end, from + 255));
-  }
-  return hash32(`${source}|${host}`);
+  return hash32(scopeLabel(source, hostOf(url)));
 }
 
 /** FNV-1a over the first 300 characters, every run of digits folded to one '#': the cheapest "same line again" */
