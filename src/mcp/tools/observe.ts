@@ -95,7 +95,11 @@ async function websocketStatus(ctx: ToolContext, a: Args): Promise<Rendered> {
     const lastMsg = c.lastMsg ? `${c.lastMsg.outgoing ? '→' : '←'} ${pageText(c.lastMsg.data, 300)}` : '-';
     return `${pageText(c.id, 100)} ${c.state}${c.code !== undefined ? `(${String(c.code)})` : ''} ${pageText(c.url, 200)} in=${c.in} out=${c.out} rate=${((c.in + c.out) / secs).toFixed(1)}/s last=${lastMsg}`;
   });
-  return fromPage(`websocket_status: ${conns.size}${conns.size >= MAX_CONNS ? '+' : ''} connections (${[...conns.values()].filter((c) => c.state === 'open').length} open)\n${lines.join('\n')}`);
+  const all = [...conns.values()];
+  const untracked = all.filter((c) => c.state === 'untracked').length;
+  // the extension follows the newest 20 open connections: say which ones it let go (#20 item 6)
+  const evicted = untracked ? `; ${untracked} no longer followed: the extension follows the newest 20 open connections and let the oldest go (state untracked, counts up to then)` : '';
+  return fromPage(`websocket_status: ${conns.size}${conns.size >= MAX_CONNS ? '+' : ''} connections (${all.filter((c) => c.state === 'open').length} open${evicted})\n${lines.join('\n')}`);
 }
 
 function performance(ctx: ToolContext, a: Args): Rendered {
