@@ -134,7 +134,8 @@ export async function startApp(o: AppOptions): Promise<App> {
     },
   });
   const router = new CommandRouter({ route: () => edge.ws.commandRoute(), send: (id, f) => edge.ws.sendTo(id, f) }, { maxPending: config.commands.max_pending });
-  const health = createHealth({ config, startedAt, reader, pool, scans, edge, commands: router, ci, alerts, clients, detect: new DetectState(pool.detectBuffers) });
+  const detect = new DetectState(pool.detectBuffers);
+  const health = createHealth({ config, startedAt, reader, pool, scans, edge, commands: router, ci, alerts, clients, detect });
   const metrics: Metrics = new Metrics({ reader, pool, scans, stats: edge.stats, alerts, producerSessions: () => edge.ws.sessions.size });
   metrics.gauge('gasoline_clients_connected', 'MCP clients with a session open', () => clients.list().filter((c) => c.sessions > 0).length);
   const trails = new TrailBook(join(config.state_dir, 'clients'));
@@ -162,7 +163,7 @@ export async function startApp(o: AppOptions): Promise<App> {
   const thresholdTimer = setInterval(() => {
     for (const alert of thresholds.update(pool.arena.used / pool.arena.capacity, pool.overloaded())) alerts.publish({ alert, edgeTime: 0 });
     // alerts held back over the rate caps that no alert of their scope named: one summary
-    alerts.tick();
+    alerts.tick(detect.alertsSuppressed);
   }, 250);
   thresholdTimer.unref();
 

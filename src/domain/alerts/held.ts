@@ -107,9 +107,20 @@ export interface HeldStats {
 export class HeldLedger {
   private readonly pending = new Map<string, Pending>();
   private readonly s: HeldStats = { total: 0, in_alerts: 0, in_summaries: 0, pending: 0 };
+  /**
+   * Held back in the workers (their shared counter says so) but not reported for HELD_SUMMARY_MS:
+   * a worker keeps its tally until its next batch, and none may come. A summary names these
+   * without a host; the tallies that report them later are not named twice.
+   */
+  private unreported = { since: 0, named: 0 };
 
   add(tallies: readonly HeldTally[], now: number): void {
-    for (const t of tallies) {
+    for (const t0 of tallies) {
+      const absorbed = Math.min(t0.n, this.unreported.named);
+      this.unreported.named -= absorbed;
+      this.s.total += absorbed;
+      const t = { ...t0, n: t0.n - absorbed };
+      if (t.n === 0) continue;
       this.s.total += t.n;
       this.s.pending += t.n;
       const key = scopeLabel(t.source, t.host);
@@ -141,15 +152,26 @@ export class HeldLedger {
     return { ...a, detail: `${cut(a.detail, 2000 - note.length)}${note}`, context: { ...a.context, held_back: p.n } };
   }
 
-  /** The summary of what waited HELD_SUMMARY_MS without an alert of its scope, or undefined. */
-  summary(now: number): Alert | undefined {
-    let due = false;
+  /**
+   * The summary of what waited HELD_SUMMARY_MS without an alert of its scope, or undefined.
+   * `heldAtSource`: the workers' shared count of alerts held back, to catch what none reported.
+   */
+  summary(now: number, heldAtSource?: number): Alert | undefined {
+    const gap = heldAtSource === undefined ? 0 : heldAtSource - this.s.total - this.unreported.named;
+    if (gap <= 0) this.unreported.since = 0;
+    else if (this.unreported.since === 0) this.unreported.since = now;
+    const gapDue = gap > 0 && now - this.unreported.since >= HELD_SUMMARY_MS;
+    let due = gapDue;
     for (const p of this.pending.values()) if (now - p.arrived >= HELD_SUMMARY_MS) due = true;
     if (!due) return undefined;
     const all = [...this.pending.values()].sort((x, y) => y.n - x.n);
     this.pending.clear();
+    if (gapDue) {
+      all.push({ source: 'not yet reported by a worker', host: '', n: gap, since: this.unreported.since, arrived: now });
+      this.unreported = { since: 0, named: this.unreported.named + gap };
+    }
     const n = all.reduce((s, p) => s + p.n, 0);
-    this.s.pending -= n;
+    this.s.pending -= n - (gapDue ? gap : 0);
     this.s.in_summaries += n;
     const oldest = Math.min(...all.map((p) => p.since));
     const per = all.slice(0, 10).map((p) => `+${p.n} ${p.source}${p.host ? ` on ${p.host}` : ''}`);

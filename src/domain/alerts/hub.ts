@@ -68,9 +68,12 @@ export class AlertHub {
     }
   }
 
-  /** Called on a timer: the summary of held-back alerts no alert of their scope named in time. */
-  tick(): void {
-    const summary = this.held.summary(this.now());
+  /**
+   * Called on a timer: the summary of held-back alerts no alert of their scope named in time.
+   * `heldAtSource`: the workers' shared count of them (DetectState.alertsSuppressed).
+   */
+  tick(heldAtSource?: number): void {
+    const summary = this.held.summary(this.now(), heldAtSource);
     if (summary) this.publish({ alert: summary, edgeTime: 0 });
   }
 

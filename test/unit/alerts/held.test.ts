@@ -90,4 +90,33 @@ describe('main names them', () => {
     expect(hub.heldTotal()).toBe(7);
     expect(hub.stats.invalid).toBe(0);
   });
+
+  it('what a worker held back but never reported (no batch came after) is named from the shared count, and not twice', () => {
+    let now = 5_000_000;
+    const hub = new AlertHub(() => now);
+    const got: Alert[] = [];
+    hub.subscribe((e) => got.push(e.alert));
+    hub.tick(4);
+    now += HELD_SUMMARY_MS - 1;
+    hub.tick(4);
+    expect(got).toHaveLength(0);
+    now += 1;
+    hub.tick(4);
+    expect(got).toHaveLength(1);
+    expect(got[0]!.title).toBe('+4 more alerts held back over the rate caps in the last 2 s');
+    expect(got[0]!.detail).toContain('+4 not yet reported by a worker');
+    // the worker's tally comes at last: those 4 were named already, only the fifth is new
+    hub.fromWorkers([tally(5, 'late.test', now - 3000)], 0);
+    hub.tick(5);
+    now += HELD_SUMMARY_MS;
+    hub.tick(5);
+    expect(got).toHaveLength(2);
+    expect(got[1]!.title).toMatch(/^\+1 more alert held back/);
+    expect(got[1]!.detail).toContain('+1 anomaly_detector on late.test');
+    now += HELD_SUMMARY_MS;
+    hub.tick(5);
+    expect(got).toHaveLength(2);
+    expect(hub.stats.held_back).toEqual({ total: 5, in_alerts: 0, in_summaries: 5, pending: 0 });
+  });
 });
+
