@@ -8,6 +8,7 @@ import { gasolineError } from './errors.js';
 import { ClientRegistry } from './clients/registry.js';
 import type { CommandRouter } from './clients/commands.js';
 import type { AlertHub } from './domain/alerts/hub.js';
+import type { CiResults } from './domain/ci-results.js';
 import { compileRedaction, type LiveRedaction } from './domain/redaction/index.js';
 import type { ClientSession, McpObserver, McpPort } from './mcp/port.js';
 import type { ScanWorker } from './pool/scan-worker.js';
@@ -22,6 +23,7 @@ export interface IngestParts {
   redaction: LiveRedaction;
   commands: CommandRouter;
   alerts: AlertHub;
+  ci: CiResults;
   clients: ClientRegistry;
   observer: McpObserver;
 }
@@ -40,6 +42,7 @@ export function ingestPort(p: IngestParts): McpPort {
     rules: p.redaction,
     commands: p.commands,
     alerts: p.alerts,
+    ci: () => p.ci.list(),
     client: (id) => p.clients.get(id),
     observer: p.observer,
     openSession: (id) => openSession(p.clients, id),

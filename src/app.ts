@@ -134,7 +134,8 @@ export async function startApp(o: AppOptions): Promise<App> {
     },
   });
   const router = new CommandRouter({ route: () => edge.ws.commandRoute(), send: (id, f) => edge.ws.sendTo(id, f) }, { maxPending: config.commands.max_pending });
-  const health = createHealth({ config, startedAt, reader, pool, scans, edge, commands: router, ci, alerts, clients, detect: new DetectState(pool.detectBuffers) });
+  const detect = new DetectState(pool.detectBuffers);
+  const health = createHealth({ config, startedAt, reader, pool, scans, edge, commands: router, ci, alerts, clients, detect });
   const metrics: Metrics = new Metrics({ reader, pool, scans, stats: edge.stats, alerts, producerSessions: () => edge.ws.sessions.size });
   metrics.gauge('gasoline_clients_connected', 'MCP clients with a session open', () => clients.list().filter((c) => c.sessions > 0).length);
   const trails = new TrailBook(join(config.state_dir, 'clients'));
@@ -161,6 +162,8 @@ export async function startApp(o: AppOptions): Promise<App> {
   // server-state transitions are sampled: cheap reads, and only a change raises an alert
   const thresholdTimer = setInterval(() => {
     for (const alert of thresholds.update(pool.arena.used / pool.arena.capacity, pool.overloaded())) alerts.publish({ alert, edgeTime: 0 });
+    // alerts held back over the rate caps that no alert of their scope named: one summary
+    alerts.tick(detect.alertsSuppressed);
   }, 250);
   thresholdTimer.unref();
 
@@ -176,7 +179,7 @@ export async function startApp(o: AppOptions): Promise<App> {
     throw e;
   }
 
-  const mcp = ingestPort({ reader, scans, ws: edge.ws, health: healthAll, redaction: pool.redaction, commands: router, alerts, clients, observer });
+  const mcp = ingestPort({ reader, scans, ws: edge.ws, health: healthAll, redaction: pool.redaction, commands: router, alerts, ci, clients, observer });
   let token: string | null = null;
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {

@@ -1,7 +1,7 @@
 /**
  * Command line: flags → config (one schema, src/config.ts) → run. Exit codes:
- * 0 clean, 1 fatal, 2 invalid configuration or usage, 3 port taken (--server), 4 state directory
- * owned by another user or not repairable to 0700.
+ * 0 clean, 1 fatal, 2 invalid configuration or usage, 3 port taken (--server only), 4 state
+ * directory owned by another user or not repairable to 0700, 5 no daemon.
  */
 import { parseArgs } from 'node:util';
 import { CLI_OPTIONS, type CliValues, daemonArgsFor, MODE_FLAGS, numberFlag, parseDuration } from './cli-options.js';
@@ -37,6 +37,9 @@ Options (each also settable by environment variable):
                            {"rings": {"logs": 33554432}, "pool": {"threads": 2}} (GASOLINE_CONFIG)
   --threads N              ingest worker threads (GASOLINE_THREADS, default cores - 1)
   --log-level LEVEL        debug|info|warn|error|silent (GASOLINE_LOG_LEVEL, default info)
+  GASOLINE_ALLOWED_ORIGINS Origins allowed to connect as the extension, comma-separated (default:
+                           the Gasoline extension's chrome-extension:// origin; add an unpacked
+                           build's); also "allowed_origins" in --config
   -h, --help               this text
   -v, --version            the version
   The mode is also settable as GASOLINE_MODE=bridge|connect|server|standalone (GASOLINE_SERVER=true
@@ -44,9 +47,11 @@ Options (each also settable by environment variable):
 
 Logs go to stderr (a daemon started by a bridge: <state dir>/daemon-PORT.log); stdout carries only
 MCP JSON-RPC, so --status and --stop print to stderr too.
-Exit codes: 0 ok, 1 fatal, 2 invalid configuration or usage, 3 port in use (--server), 4 state
-directory not ours (another user owns it, or its modes cannot be set to 0700/0600), 5 no daemon
-(--connect, --stop, --status: none answers on the port; or one of another version, see --replace).
+Exit codes: 0 ok, 1 fatal, 2 invalid configuration or usage, 3 port in use (--server only:
+--standalone keeps serving MCP and its tools say what holds the port; a bridge keeps running and
+its answers say so), 4 state directory not ours (another user owns it, or its modes cannot be set
+to 0700/0600), 5 no daemon (--connect with nothing on the port; --stop and --status with nothing
+or something that is not gasoline on it).
 `;
 
 export interface ParsedCli {

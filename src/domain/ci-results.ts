@@ -1,6 +1,7 @@
 /**
  * CI results posted to /ci-result (PROTOCOL.md §3). The last N are kept; the same commit and
- * status update in place instead of adding a row. Alerts on them arrive with the alerts issue.
+ * status update in place instead of adding a row. A new one raises an alert (alerts/ci-alert.ts);
+ * observe({what:"ci"}) reads them back, failing tests and all, after the alert was drained.
  */
 import { z } from 'zod';
 

@@ -6,6 +6,7 @@
  */
 import type { AlertEnvelope } from '../domain/alerts/alert.js';
 import { AlertBuffer, foldKey, pendingNote, synthesize } from '../domain/alerts/buffer.js';
+import { HELD_SOURCE } from '../domain/alerts/held.js';
 import { formatAlerts } from './render/alert-block.js';
 import { PAGE_NOTE, pageFlat } from './render/page-text.js';
 import { StreamState } from '../domain/streaming/stream-state.js';
@@ -18,6 +19,8 @@ function nextCall(a: Alert): string {
   if (a.source === 'error_detector' || a.source === 'spike_detector') return 'observe({what:"errors"})';
   if (a.source === 'anomaly_detector') return a.title.startsWith('WebSocket') ? 'observe({what:"websocket_events"})' : 'observe({what:"network", status_min:500})';
   if (a.category === 'regression') return 'analyze({target:"performance"})';
+  if (a.category === 'ci') return 'observe({what:"ci"})';
+  if (a.source === HELD_SOURCE) return 'observe({what:"summary"})';
   if (a.category === 'noise') return 'configure({action:"noise_rule", noise_action:"add", ...})';
   return 'configure({action:"health"})';
 }
@@ -28,6 +31,8 @@ export class AlertDelivery {
   readonly buffer = new AlertBuffer();
   readonly stream: StreamState;
   private unsubscribe: (() => void) | undefined;
+  /** alerts held back over the rate caps that alerts reaching this session named, since the last summary */
+  private held = 0;
 
   /** `onPush`: each streamed alert's edge → written latency (the metrics histogram) */
   constructor(notify: Notify, onPush?: (ms: number) => void) {
@@ -38,6 +43,11 @@ export class AlertDelivery {
   readonly pendingSource: PendingAlertSource = {
     size: () => synthesize(this.buffer.peek()).length,
     peek: (limit) => synthesize(this.buffer.peek()).slice(0, limit).map((a) => ({ severity: a.severity, title: a.title, count: a.count, next: nextCall(a) })),
+    takeHeld: () => {
+      const n = this.held;
+      this.held = 0;
+      return n;
+    },
   };
 
   /** `keep`: the client's tab filter (tools/tab-scope.ts); an alert it drops reaches neither the block nor the stream */
@@ -45,6 +55,8 @@ export class AlertDelivery {
     if (!source || this.unsubscribe) return;
     this.unsubscribe = source.subscribe((env: AlertEnvelope) => {
       if (keep && !keep(env.alert)) return;
+      const held = env.alert.context?.held_back;
+      if (typeof held === 'number') this.held += held;
       this.buffer.add(env.alert);
       // escaped before the stream clips it to its wire caps, so the clip bounds what is sent
       if (this.stream.enabled) this.stream.offer({ ...env, alert: flatAlert(env.alert) });

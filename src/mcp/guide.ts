@@ -16,9 +16,11 @@ export const GUIDE = `# Gasoline guide
   points to still hold everything it named.
 - observe({what:"errors"}) — console errors, uncaught exceptions, failed requests, new since you last looked.
 - what: errors | logs (min_level) | network (method, status_min, status_max) | network_bodies |
-  websocket_events (connection_id, direction) | websocket_status | actions | performance | page |
+  websocket_events (connection_id, direction) | websocket_status (the extension follows the
+  newest 20 open connections; one it let go shows untracked) | actions | performance | page |
   timeline (every kind merged in time order) | error_bundles (each error with the actions, requests
-  and warnings of the window_s seconds before it).
+  and warnings of the window_s seconds before it) | ci (the CI results kept, newest first: status,
+  ref, commit, failing tests with their messages (20 each), the link to the run; limit = results).
 - Common: limit (lines, 50, max 500), url (substring), contains (substring), tab_id.
 
 ### Folding
@@ -100,6 +102,9 @@ from the user's.
 - store — store_action get|set|delete|list, key, value: notes that persist for this project.
   Your checkpoints, noise rules, cursors, store, tab filter and streaming config are kept per client
   and come back when you reconnect or the server restarts (unused for an hour: forgotten).
+- redaction — redaction_action list|add|remove|test: list the rules in force; add name + pattern
+  (regex; replacement optional) to mask more, from ingest on and in every answer; remove name (yours
+  only); test text shows what the rules leave of it.
 - streaming — see Alerts below.
 
 ## Alerts (nothing to ask for)
@@ -108,7 +113,10 @@ from the user's.
   failures), error spikes (last 10 s > 3× the 60 s average), performance regressions and their
   recovery, abnormal WebSocket closes, CI results (POST /ci-result), repeated console noise, and server
   thresholds (input memory pressure, overload, extension connected/disconnected). Repeats are folded
-  with ×count; a regression and an anomaly within 5 s are merged. Other tools only add one line,
+  with ×count; a regression and an anomaly within 5 s are merged. Past 20 alerts a second per source
+  and host (200 overall) alerts are held back, never lost without a word: the next alert of that
+  host says "+N more … held back … in the last N s", or a summary alert does within 2 s, and
+  observe summary counts them. Other tools only add one line,
   "N alerts pending — call observe", and leave them waiting.
 - Streaming (opt-in push, if your client shows notifications): configure({action:"streaming",
   streaming_action:"enable", events:["errors","network_errors"], throttle_seconds:5,

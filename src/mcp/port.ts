@@ -6,6 +6,7 @@
 import type { ClientState } from '../clients/client-state.js';
 import type { CommandRouter } from '../clients/commands.js';
 import type { AlertEnvelope } from '../domain/alerts/alert.js';
+import type { StoredCiResult } from '../domain/ci-results.js';
 import type { LiveRedaction, RedactionEngine } from '../domain/redaction/index.js';
 import type { StoreReader } from '../shm/index.js';
 import type { FoldAnswer, FoldQuery } from '../query/index.js';
@@ -28,6 +29,8 @@ export type RedactionRules = Pick<LiveRedaction, 'engine' | 'version' | 'add' | 
 /** Where alerts come from; a session subscribes for its lifetime. */
 export interface AlertSource {
   subscribe(fn: (env: AlertEnvelope) => void): () => void;
+  /** alerts the workers held back over the rate caps since start */
+  heldTotal?(): number;
 }
 
 /** One finished tool call, as metrics and the client's trail see it. */
@@ -72,6 +75,8 @@ export interface McpPort {
   /** null without ingest: no extension can connect */
   readonly commands: CommandPort | null;
   readonly alerts: AlertSource | null;
+  /** the CI results kept (POST /ci-result), oldest first; absent without ingest */
+  readonly ci?: () => readonly StoredCiResult[];
   /** one state per client identity, shared by all of that client's sessions; throws client_limit */
   client(id: string): ClientState;
   /** metrics and per-client trails; absent without ingest */

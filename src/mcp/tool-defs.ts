@@ -14,7 +14,7 @@ import { VERSION } from '../version.js';
 import { GUIDE, INSTRUCTIONS } from './guide.js';
 import { unknownToolError } from './unknown-tool.js';
 
-export const OBSERVE_WHATS = ['summary', 'errors', 'logs', 'network', 'network_bodies', 'websocket_events', 'websocket_status', 'actions', 'performance', 'page', 'timeline', 'error_bundles', 'command_result'] as const;
+export const OBSERVE_WHATS = ['summary', 'errors', 'logs', 'network', 'network_bodies', 'websocket_events', 'websocket_status', 'actions', 'performance', 'page', 'timeline', 'error_bundles', 'command_result', 'ci'] as const;
 
 export const ObserveInput = {
   what: z.enum(OBSERVE_WHATS).describe('summary first: everything new, with the call to make next'),
@@ -40,7 +40,7 @@ export const ObserveInput = {
 export const ANALYZE_TARGETS = ['performance', 'changes', 'error_clusters', 'security', 'dom', 'page_info', 'accessibility'] as const;
 
 export const AnalyzeInput = {
-  target: z.enum(ANALYZE_TARGETS).describe('performance|changes|error_clusters|security|dom|page_info|accessibility'),
+  target: z.enum(ANALYZE_TARGETS),
   checkpoint: z.string().max(165).optional().describe('changes: name or CLIENT:name'),
   url: z.string().max(500).optional().describe('url substring'),
   limit: z.number().int().min(1).max(200).optional(),
@@ -100,7 +100,7 @@ export const TOOLS = {
     description: 'Conclusions: error_clusters, performance, changes, security; live page via the extension: dom, page_info, accessibility.',
     inputSchema: AnalyzeInput,
   },
-  configure: { description: 'health, clear, checkpoint, noise_rule, store, tab_filter.', inputSchema: ConfigureInput },
+  configure: { description: 'Actions: health, clear, checkpoint, noise_rule, store, redaction, streaming, tab_filter. See gasoline://guide.', inputSchema: ConfigureInput },
   interact: { description: 'Drive the page (needs "Allow agent control" in the extension popup). See gasoline://guide.', inputSchema: InteractInput },
 } as const;
 

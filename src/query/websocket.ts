@@ -11,7 +11,8 @@ import type { TabScope } from './tab-scope.js';
 export interface WsConnection {
   id: string;
   url: string;
-  state: 'open' | 'closed' | 'error';
+  /** untracked: the extension stopped following it for a newer connection (#20 item 6) */
+  state: 'open' | 'closed' | 'error' | 'untracked';
   in: number;
   out: number;
   first: number;
@@ -42,6 +43,7 @@ export async function wsConnections(reader: StoreReader, maxScan: number, tab?: 
       c.state = 'closed';
       c.code = e.code;
     } else if (e.event === 'error') c.state = 'error';
+    else if (e.event === 'untracked') c.state = 'untracked';
     else if (e.event === 'open') c.state = 'open';
     else if (e.event === 'message') {
       if (e.direction === 'outgoing') c.out++;

@@ -181,6 +181,21 @@ export class DetectState {
     });
   }
 
+  /**
+   * `key`'s count in its current window of `windowS` seconds at `sec`, without noting an
+   * occurrence (0 when absent or its window is over). Pairs two records that describe one thing
+   * (#20 item 9: a failed request's network record and its console line).
+   */
+  peek(key: number, sec: number, windowS: number): number | undefined {
+    return this.locked(() => {
+      for (let p = 0; p < PROBES; p++) {
+        const slot = this.keyedAt + (((key >>> 0) + p) & (KEYED_SLOTS - 1)) * KEYED_WORDS;
+        if (this.w[slot] === key) return sec - this.w[slot + 2]! >= windowS ? 0 : this.w[slot + 3]!;
+      }
+      return 0;
+    });
+  }
+
   // ── performance baselines ──
 
   /**

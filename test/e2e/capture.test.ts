@@ -128,6 +128,37 @@ describe.skipIf(!hasChromium)('capture in real Chromium', () => {
     expect(ev.find((r) => r.event === 'close')).toMatchObject({ code: 1000, reason: 'fixture done' });
   });
 
+  it('issue 20 item 6: follows the newest 20 WebSocket connections, letting the oldest go with an untracked record', async () => {
+    await page.evaluate(`(async () => {
+      const base = location.origin.replace(/^http/, 'ws') + '/echo?churn=';
+      const socks = Array.from({ length: 22 }, (_, i) => new WebSocket(base + i));
+      await Promise.all(socks.map((s) => new Promise((r) => s.addEventListener('open', r))));
+      socks[0].send('sent after it was let go');
+      socks[21].send('sent by the newest');
+      window.__churn = socks;
+    })()`);
+    const ev = await waitFor('the newest socket\'s message', () => {
+      const l = sink.records('ws_events').filter((r) => String(r.url).includes('churn='));
+      return l.some((r) => r.data === 'sent by the newest') ? l : null;
+    });
+    const byUrl = (i: number) => ev.filter((r) => String(r.url).endsWith(`churn=${i}`));
+    // the fixture's own socket is closed by now: 22 created at once, the first two let go (before
+    // they even opened), each said once; the third is followed from its open on
+    expect(byUrl(0).map((r) => r.event)).toEqual(['untracked']);
+    expect(byUrl(1).map((r) => r.event)).toEqual(['untracked']);
+    expect(byUrl(2).map((r) => r.event)).toEqual(['open']);
+    expect(byUrl(0)[0]!.reason).toBe('more than 20 open connections: only the newest 20 are followed');
+    expect(ev.filter((r) => r.event === 'untracked')).toHaveLength(2);
+    expect(ev.some((r) => r.data === 'sent after it was let go')).toBe(false);
+    await page.evaluate('window.__churn.forEach((s) => s.close(1000))');
+    // the closes of the 20 still followed are recorded; the two let go stay silent
+    const closes = await waitFor('20 closes', () => {
+      const c = sink.records('ws_events').filter((r) => String(r.url).includes('churn=') && r.event === 'close');
+      return c.length >= 20 ? c : null;
+    });
+    expect(closes.filter((r) => /churn=[01]$/.test(String(r.url)))).toEqual([]);
+  });
+
   it('records actions with multi-strategy selectors and redacts password and card values', async () => {
     const acts = await waitFor('navigate action', () => {
       const l = sink.records('actions');

@@ -8,17 +8,30 @@ import { isServerUrl } from './network.js';
 import { absoluteUrl, guard, now } from './util.js';
 import type { Json } from '../shared/protocol.js';
 
+/** open connections followed at once; past it the oldest is let go, and a record says so (#20 item 6) */
 const MAX_TRACKED = 20;
 const MAX_DATA = 4 * 1024;
 
 interface Tracked {
   id: string;
   url: string;
+  /** let go for a newer connection: its events are no longer recorded */
+  evicted: boolean;
 }
 
 const tracked = new WeakMap<WebSocket, Tracked | null>();
-let live = 0;
+/** the connections followed now, oldest first (a Set keeps insertion order) */
+const live = new Set<Tracked>();
 let nextId = 1;
+
+/** The oldest followed connection makes room for a new one; its last record says it is no longer followed. */
+function evictOldest(): void {
+  const oldest = live.values().next().value;
+  if (!oldest) return;
+  live.delete(oldest);
+  oldest.evicted = true;
+  if (cfg.on && cfg.ws) emit('ws_events', { ts: now(), id: oldest.id, url: oldest.url, event: 'untracked', reason: `more than ${MAX_TRACKED} open connections: only the newest ${MAX_TRACKED} are followed` });
+}
 
 function describe(data: unknown): { data: string; size: number; truncated?: boolean } {
   if (typeof data === 'string') {
@@ -32,23 +45,25 @@ function track(ws: WebSocket, url: string): Tracked | null {
   const known = tracked.get(ws);
   if (known !== undefined) return known;
   const abs = absoluteUrl(url);
-  // The cap bounds our listeners and records on pages that churn sockets; null = seen, not tracked.
-  if (live >= MAX_TRACKED || isServerUrl(abs.replace(/^ws/, 'http'))) {
+  // our own server's socket is never followed; null = seen, not tracked
+  if (isServerUrl(abs.replace(/^ws/, 'http'))) {
     tracked.set(ws, null);
     return null;
   }
-  const t: Tracked = { id: `ws-${nextId++}-${Math.random().toString(36).slice(2, 8)}`, url: abs };
+  // The cap bounds our records on pages that churn sockets: the newest are what is being debugged
+  if (live.size >= MAX_TRACKED) evictOldest();
+  const t: Tracked = { id: `ws-${nextId++}-${Math.random().toString(36).slice(2, 8)}`, url: abs, evicted: false };
   tracked.set(ws, t);
-  live++;
+  live.add(t);
   const rec = (extra: Record<string, Json>): void => {
-    if (cfg.on && cfg.ws) emit('ws_events', { ts: now(), id: t.id, url: t.url, ...extra });
+    if (cfg.on && cfg.ws && !t.evicted) emit('ws_events', { ts: now(), id: t.id, url: t.url, ...extra });
   };
   ws.addEventListener('open', () => guard(() => rec({ event: 'open' })));
   ws.addEventListener('message', (e) => guard(() => rec({ event: 'message', direction: 'incoming', ...describe((e as MessageEvent).data) })));
   ws.addEventListener('error', () => guard(() => rec({ event: 'error' })));
   ws.addEventListener('close', (e) =>
     guard(() => {
-      live--;
+      live.delete(t);
       rec({ event: 'close', code: e.code, reason: e.reason.slice(0, 256) });
     }),
   );
@@ -66,7 +81,7 @@ export function installWebSocket(): void {
     if (cfg.on && cfg.ws) {
       guard(() => {
         const t = track(this, this.url);
-        if (t) emit('ws_events', { ts: now(), id: t.id, url: t.url, event: 'message', direction: 'outgoing', ...describe(data) });
+        if (t && !t.evicted) emit('ws_events', { ts: now(), id: t.id, url: t.url, event: 'message', direction: 'outgoing', ...describe(data) });
       });
     }
     return send.call(this, data);

@@ -8,12 +8,13 @@ export function ciAlert(r: CiResult): Alert {
   const what = `${r.source}${r.ref ? ` ${r.ref}` : ''}${r.commit ? ` @ ${r.commit.slice(0, 12)}` : ''}`;
   const failing = (r.failures ?? []).slice(0, 10).map((f) => f.name);
   const more = (r.failures?.length ?? 0) - failing.length;
-  const detail = [r.summary ?? '', failing.length ? `failing: ${failing.join(', ')}${more > 0 ? ` and ${more} more` : ''}` : ''].filter(Boolean).join(' — ');
+  // the alert is drained by the next observe; the result stays readable there (#20 item 4)
+  const detail = [r.summary ?? '', failing.length ? `failing: ${failing.join(', ')}${more > 0 ? ` and ${more} more` : ''}` : '', 'observe({what:"ci"}) shows the result'].filter(Boolean).join(' — ');
   return {
     severity: r.status === 'success' ? 'info' : 'error',
     category: 'ci',
     title: cut(`CI ${r.status}: ${what}`, 200),
-    detail: cut(detail || `CI reported ${r.status}`, 1000),
+    detail: cut(detail, 1000),
     timestamp: new Date().toISOString(),
     source: 'ci',
     ...(r.url ? { url: cut(r.url, 500) } : {}),

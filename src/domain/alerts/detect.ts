@@ -12,6 +12,7 @@ import { regressions, type Metric } from '../signals/vitals.js';
 import { hash32, PERF_METRICS, type DetectState } from '../../shm/index.js';
 import { correlationId, type Alert, type AlertEnvelope } from './alert.js';
 import { CheckQueue } from './check-queue.js';
+import { HeldTallies, hostOf, scopeLabel } from './held.js';
 
 /** A signature not seen for this long is "new". */
 export const NEW_ERROR_WINDOW_S = 30;
@@ -26,6 +27,18 @@ const SPIKE_MIN = 10;
 const NOISE_MIN = 50;
 const NOISE_WINDOW_S = 30;
 const NOISE_REALERT_S = 600;
+/**
+ * A failed request is described twice by the extension: a network record (held up to 1.5 s for
+ * its sizes) and a console line. Within this window the n-th of one kind and the n-th of the
+ * other with the same method, URL, outcome and duration are one request, counted once (#20 item 9).
+ */
+const PAIR_WINDOW_S = 10;
+const PAIR_SALT = { network: 0x0e6546b6, console: 0x1b873593 } as const;
+/**
+ * While a worker keeps holding alerts back it reports its tally at most this often; a batch that
+ * held nothing back reports what is left at once, so the end of a flood is not kept (#20 item 2).
+ */
+const HELD_REPORT_MS = 250;
 
 const cut = (s: string, n: number): string => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
@@ -55,6 +68,10 @@ type Queued = IngestedRecordOf<'logs'> | IngestedRecordOf<'ws_events'> | Ingeste
 export class Detector {
   private pending = new Map<string, AlertEnvelope>();
   private readonly queue = new CheckQueue<Queued>();
+  /** alerts over the caps, per scope, until reported to main */
+  private readonly held = new HeldTallies();
+  private heldReportedAt = Number.NEGATIVE_INFINITY;
+  private heldThisBatch = false;
 
   constructor(
     private readonly state: DetectState,
@@ -69,7 +86,7 @@ export class Detector {
         break;
       case 'network': {
         const rec = r.rec;
-        if (failedOr5xx(rec.status, rec.error)) this.queue.push(NETWORK, { url: rec.url, status: rec.status, error: rec.error, method: rec.method, duration: rec.duration, response: undefined }, 0, this.sec(), edgeAt, pageUrl);
+        if (failedOr5xx(rec.status, rec.error)) this.queue.push(NETWORK, { via: 'network', url: rec.url, status: rec.status, error: rec.error, method: rec.method, duration: rec.duration, response: undefined }, 0, this.sec(), edgeAt, pageUrl);
         break;
       }
       case 'ws_events': {
@@ -129,10 +146,29 @@ export class Detector {
       }
     }
     q.clear();
-    if (this.pending.size === 0) return [];
+    const report = this.heldReport();
+    if (this.pending.size === 0) return report ? [report] : [];
     const out = [...this.pending.values()];
     this.pending.clear();
+    if (report) out.push(report);
     return out;
+  }
+
+  /** The tally of alerts held back, when it is due (see HELD_REPORT_MS). */
+  private heldReport(): AlertEnvelope | undefined {
+    const held = this.heldThisBatch;
+    this.heldThisBatch = false;
+    if (this.held.size === 0) return undefined;
+    const now = this.now();
+    if (held && now - this.heldReportedAt < HELD_REPORT_MS) return undefined;
+    this.heldReportedAt = now;
+    return { alert: this.held.report(now), edgeTime: 0 };
+  }
+
+  /** An alert over the caps: counted for its scope, to be reported instead of sent. */
+  private hold(source: string, url: string | undefined): void {
+    this.held.hold(source, url, this.now());
+    this.heldThisBatch = true;
   }
 
   /** The batch did not commit: forget what it raised, and mark nothing of it. */
@@ -152,7 +188,7 @@ export class Detector {
       return;
     }
     // spikes and performance are rare by construction; the per-event sources share a cap
-    if (!claimed && a.source !== 'spike_detector' && a.source !== 'performance_monitor' && !this.state.claimAlert(sec, scopeOf(a.source, a.url))) return;
+    if (!claimed && a.source !== 'spike_detector' && a.source !== 'performance_monitor' && !this.state.claimAlert(sec, scopeOf(a.source, a.url))) return this.hold(a.source, a.url);
     const alert: Alert = { ...a, timestamp: new Date(this.now()).toISOString(), correlation_id: correlationId(a.source.slice(0, 3)) };
     this.pending.set(a.dedup_key, { alert, edgeTime: edgeAt });
   }
@@ -161,7 +197,7 @@ export class Detector {
     const sec = this.sec();
     if (rec.type === 'network') {
       if (failedOr5xx(rec.status, rec.error)) {
-        const req: NetworkSeen = { url: rec.request_url ?? '', status: rec.status, error: rec.error, method: rec.method ?? 'GET', duration: rec.duration, response: rec.response };
+        const req: NetworkSeen = { via: 'console', url: rec.request_url ?? '', status: rec.status, error: rec.error, method: rec.method ?? 'GET', duration: rec.duration, response: rec.response };
         this.queue.push(NETWORK, req, 0, sec, edgeAt, rec.url ?? pageUrl ?? '');
       }
       return;
@@ -212,7 +248,8 @@ export class Detector {
     const seen = this.state.touch(sigHash ^ 0x27d4eb2f, sec, NEW_ERROR_WINDOW_S);
     if (!seen || (seen.lastSeen >= 0 && sec - seen.lastSeen < NEW_ERROR_WINDOW_S)) return;
     // the allowance first: in a flood of new errors, building their text is most of the cost
-    if (!this.state.claimAlert(sec, scopeOf('error_detector', rec.url ?? pageUrl))) return;
+    const url = rec.url ?? pageUrl;
+    if (!this.state.claimAlert(sec, scopeOf('error_detector', url))) return this.hold('error_detector', url);
     const sig = errorSignature(rec);
     const where = rec.source !== undefined ? rec.source : rec.filename !== undefined ? `${rec.filename}:${rec.lineno ?? ''}` : '';
     this.raise(
@@ -262,7 +299,9 @@ export class Detector {
     const { url, error, method } = req;
     const code = req.status ?? Number.NaN;
     const failed = (error !== undefined && error !== '') || !(code > 0);
-    const key0 = `net:${method} ${pathTemplate(url)} ${failed && !(code >= 500) ? 'failed' : code}`;
+    const outcome = failed && !(code >= 500) ? 'failed' : code;
+    if (!this.firstDescription(req, outcome, sec)) return;
+    const key0 = `net:${method} ${pathTemplate(url)} ${outcome}`;
     const seen0 = this.state.touch(hash32(key0), sec, REPEAT_WINDOW_S);
     const pendingPrior = this.pending.get(key0);
     if (pendingPrior) {
@@ -271,7 +310,7 @@ export class Detector {
     }
     // within the window only the first is sent on
     if (seen0 && seen0.countInWindow > 1) return;
-    if (!this.state.claimAlert(sec, scopeOf('anomaly_detector', url))) return;
+    if (!this.state.claimAlert(sec, scopeOf('anomaly_detector', url))) return this.hold('anomaly_detector', url);
     const title = failed && !(code >= 500) ? cut(`Network failure: ${method} ${path(url)}${error ? ` (${error})` : ''}`, 200) : cut(`Server error: ${method} ${path(url)} → ${code}`, 200);
     const key = key0;
     this.raise(
@@ -289,6 +328,15 @@ export class Detector {
       edgeAt,
       true,
     );
+  }
+
+  /** Whether this record is a request not yet described by a record of the other kind (fails open when the state is busy). */
+  private firstDescription(req: NetworkSeen, outcome: string | number, sec: number): boolean {
+    const id = hash32(`req:${req.method} ${req.url} ${outcome} ${req.duration ?? ''}`);
+    const mine = this.state.touch(id ^ PAIR_SALT[req.via], sec, PAIR_WINDOW_S);
+    if (!mine) return true;
+    const other = this.state.peek(id ^ PAIR_SALT[req.via === 'network' ? 'console' : 'network'], sec, PAIR_WINDOW_S);
+    return other === undefined || mine.countInWindow > other;
   }
 
   /** At commit: a WebSocket error or abnormal close, once per repeat window. */
@@ -366,6 +414,8 @@ function failedOr5xx(status: number | undefined, error: string | undefined): boo
 
 /** What the network check needs of a request, from either record kind that describes one. */
 interface NetworkSeen {
+  /** which record kind described it: the network record or its console line */
+  via: 'network' | 'console';
   url: string;
   status: number | undefined;
   error: string | undefined;
@@ -376,15 +426,7 @@ interface NetworkSeen {
 
 /** What shares an alert allowance: a source on one host ("https://api.x:8443/a" → api.x:8443). */
 function scopeOf(source: string, url: string | undefined): number {
-  let host = '';
-  if (url) {
-    const at = url.indexOf('://');
-    const from = at >= 0 ? at + 3 : 0;
-    let end = url.indexOf('/', from);
-    if (end < 0) end = url.length;
-    host = url.slice(from, Math.min(end, from + 255));
-  }
-  return hash32(`${source}|${host}`);
+  return hash32(scopeLabel(source, hostOf(url)));
 }
 
 /** FNV-1a over the first 300 characters, every run of digits folded to one '#': the cheapest "same line again" */

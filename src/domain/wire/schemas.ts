@@ -113,7 +113,8 @@ export const NetworkBodyRecordSchema = z.object({
 
 export const WsEventRecordSchema = z.object({
   ts,
-  event: z.enum(['open', 'message', 'close', 'error']),
+  // untracked: the extension let the connection go for a newer one (it follows 20 at once)
+  event: z.enum(['open', 'message', 'close', 'error', 'untracked']),
   id: z.string().min(1).max(256),
   url: str().optional(),
   direction: z.enum(['incoming', 'outgoing']).optional(),

@@ -15,7 +15,40 @@ export function clock(ms: number): string {
 /** a URL, cut at 200 characters: the path is what an agent needs; the filter finds the rest */
 const host = (url: unknown): string => (typeof url === 'string' ? q(url, 200) : '');
 
-export function line(h: Hit): string {
+/**
+ * One record's line; with `contains`, a line that would not show the text it was found by names
+ * the field and the stretch around the match (#20 item 7: a failed request's console line shows
+ * method, URL and status, and omits the message that matched).
+ */
+export function line(h: Hit, contains?: string): string {
+  const l = bare(h);
+  return contains ? l + matchNote(h.rec, l, contains) : l;
+}
+
+/** the stretch shown either side of a match */
+const AROUND = 60;
+
+/** ` field="…match…"` for the first field whose value holds `contains` (case-insensitive), '' when `shown` already holds it. */
+export function matchNote(r: Rec, shown: string, contains: string): string {
+  const needle = contains.toLowerCase();
+  const low = shown.toLowerCase();
+  if (low.includes(needle) || low.includes(JSON.stringify(needle).slice(1, -1))) return '';
+  // the message first: it is what an agent searches most, and what a network console line omits
+  const keys = Object.keys(r).sort((a, b) => Number(b === 'message') - Number(a === 'message'));
+  for (const k of keys) {
+    if (k.startsWith('_')) continue;
+    const v = (r as Record<string, unknown>)[k];
+    const s = typeof v === 'string' ? v : v !== null && typeof v === 'object' ? JSON.stringify(v) : undefined;
+    const at = s?.toLowerCase().indexOf(needle) ?? -1;
+    if (!s || at < 0) continue;
+    const from = Math.max(0, at - AROUND);
+    const to = Math.min(s.length, at + needle.length + AROUND);
+    return ` ${w(k)}=${q(`${from > 0 ? '…' : ''}${s.slice(from, to)}${to < s.length ? '…' : ''}`, needle.length + 2 * AROUND + 2)}`;
+  }
+  return '';
+}
+
+function bare(h: Hit): string {
   const r = h.rec;
   const t = clock(h.clientTime);
   const tab = h.tab >= 0 ? ` tab=${h.tab}` : '';

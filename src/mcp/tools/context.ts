@@ -23,6 +23,8 @@ export interface PendingAlert {
 export interface PendingAlertSource {
   peek(limit: number): readonly PendingAlert[];
   size(): number;
+  /** alerts held back over the rate caps that alerts reaching this session named since the last call (#20 item 2) */
+  takeHeld?(): number;
 }
 
 export type ToolResult = CallToolResult;

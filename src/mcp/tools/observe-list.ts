@@ -27,8 +27,9 @@ export interface ListArgs extends FilterArgs {
 const MAX_SCAN = 20_000;
 const NOISE_WHATS = new Set(['timeline', 'errors', 'logs', 'network']);
 
-export function renderGroup(g: Group): string {
-  return g.count > 1 ? `×${g.count} ${clock(g.firstTime)}..${line(g.example)}` : line(g.example);
+/** `contains`: the filter the group matched, shown where the line would not show it */
+export function renderGroup(g: Group, contains?: string): string {
+  return g.count > 1 ? `×${g.count} ${clock(g.firstTime)}..${line(g.example, contains)}` : line(g.example, contains);
 }
 
 /** The call that continues this view: same filters, another cursor. */
@@ -68,7 +69,7 @@ export async function list(ctx: ToolContext, a: ListArgs, kinds: Kind[]): Promis
   const moreLine = complete ? '' : `more: ${results.some((r) => r.stopped) ? `${size} distinct signatures fill this answer` : 'scan paused'}; continue → ${callWith(a, encodeAt(next))}`;
   // +8: the limit wording and a longer skip count in the rest cursor
   const worst = header(ordered.length).length + restLine(folded.records, folded.records, 0).length + moreLine.length + 3 + 8;
-  const { shown, omitted } = fill(ordered, budget - worst, limit, renderGroup);
+  const { shown, omitted } = fill(ordered, budget - worst, limit, (g) => renderGroup(g, a.contains));
   shown.sort((x, y) => x.item.lastSeq - y.item.lastSeq);
   const out = [header(shown.length)];
   if (omitted.length) out.push(restLine(omitted.length, omitted.reduce((n, g) => n + g.count, 0), shown.length));

@@ -18,6 +18,7 @@ import type { ToolContext, ToolResult } from './context.js';
 import { filterOf, list } from './observe-list.js';
 import { tabScope } from './tab-scope.js';
 import { oneAtATime } from './per-client.js';
+import { ciResults } from './ci.js';
 import { commandResult } from './run-command.js';
 import { summary } from './summary.js';
 import type { ObserveInput } from '../tool-defs.js';
@@ -57,6 +58,8 @@ export async function observe(ctx: ToolContext, a: Args): Promise<ToolResult> {
       return answer(performance(ctx, a), 'filter with url');
     case 'page':
       return answer(page(ctx), '');
+    case 'ci':
+      return answer(ciResults(ctx, a.limit), 'lower limit');
     case 'error_bundles':
       return answer(await oneAtATime(ctx.client, () => errorBundles(ctx, a)), 'lower limit or window_s');
     default: {
@@ -77,7 +80,7 @@ function listBefore(ctx: ToolContext, a: Args, kinds: Kind[]): Rendered {
   const hide = (r: Rec): boolean => ctx.client.noisy(r) !== undefined;
   // newest first into the budget, so the cursor to go further back starts where this page does
   const hits = hitsBefore(reader, { kinds: kinds.map(kindId), end, filter: filterOf(a), hide, tab: a.tab_id, scope: tabScope(ctx), maxScan: MAX_SCAN, budgetMs: BUDGET_MS });
-  const { shown, omitted } = fill(hits, (a.budget ?? DEFAULT_BUDGET) - (a.reserve ?? 0) - 300, a.limit ?? 50, line);
+  const { shown, omitted } = fill(hits, (a.budget ?? DEFAULT_BUDGET) - (a.reserve ?? 0) - 300, a.limit ?? 50, (h) => line(h, a.contains));
   shown.reverse();
   const first = kinds.map((k, i) => shown.find((s) => s.item.kind === kindId(k))?.item.ord ?? end[i]!);
   const earlier = omitted.length ? `\nearlier: observe({what:"${a.what}", before:"${encodeAt(first)}"})` : '';
@@ -92,7 +95,11 @@ async function websocketStatus(ctx: ToolContext, a: Args): Promise<Rendered> {
     const lastMsg = c.lastMsg ? `${c.lastMsg.outgoing ? '→' : '←'} ${pageText(c.lastMsg.data, 300)}` : '-';
     return `${pageText(c.id, 100)} ${c.state}${c.code !== undefined ? `(${String(c.code)})` : ''} ${pageText(c.url, 200)} in=${c.in} out=${c.out} rate=${((c.in + c.out) / secs).toFixed(1)}/s last=${lastMsg}`;
   });
-  return fromPage(`websocket_status: ${conns.size}${conns.size >= MAX_CONNS ? '+' : ''} connections (${[...conns.values()].filter((c) => c.state === 'open').length} open)\n${lines.join('\n')}`);
+  const all = [...conns.values()];
+  const untracked = all.filter((c) => c.state === 'untracked').length;
+  // the extension follows the newest 20 open connections: say which ones it let go (#20 item 6)
+  const evicted = untracked ? `; ${untracked} no longer followed: the extension follows the newest 20 open connections and let the oldest go (state untracked, counts up to then)` : '';
+  return fromPage(`websocket_status: ${conns.size}${conns.size >= MAX_CONNS ? '+' : ''} connections (${all.filter((c) => c.state === 'open').length} open${evicted})\n${lines.join('\n')}`);
 }
 
 function performance(ctx: ToolContext, a: Args): Rendered {
@@ -145,7 +152,7 @@ async function errorBundles(ctx: ToolContext, a: Args): Promise<Rendered> {
     if (!r.atEnd) return plain(`error_bundles: no errors in the ${r.scanned} records read so far\nmore: observe({what:"error_bundles", after:"${encodeAt([r.next])}"})`);
     return plain(`error_bundles: no errors${a.from === 'start' ? ' buffered' : ' since your last look'}`);
   }
-  const bundle = (e: Hit): string => [`■ ${line(e)}  sig=${pageText(errorSignature(e.rec), 300)}`, ...errorContext(reader, e, windowMs).map((h) => `  ${line(h)}`)].join('\n');
+  const bundle = (e: Hit): string => [`■ ${line(e, a.contains)}  sig=${pageText(errorSignature(e.rec), 300)}`, ...errorContext(reader, e, windowMs).map((h) => `  ${line(h)}`)].join('\n');
   // whole bundles within the budget; the cursor resumes at the first bundle left out, so none is skipped
   const { shown, omitted } = fill(hits, (a.budget ?? DEFAULT_BUDGET) - (a.reserve ?? 0) - 300, limit, bundle);
   const next = omitted.length ? omitted[0]!.ord : r.next;

@@ -100,6 +100,10 @@ function alerts(ctx: ToolContext, out: string[]): void {
   const n = ctx.alerts.size();
   out.push(n ? `pending alerts: ${n}` : 'pending alerts: none');
   for (const a of ctx.alerts.peek(ROWS)) out.push(`  [${a.severity}] ${pageText(a.title, 200)}${a.count > 1 ? ` ×${a.count}` : ''} → ${a.next}`);
+  // over the rate caps an alert is held back, never lost without a word (#20 item 2)
+  const total = ctx.port.alerts?.heldTotal?.() ?? 0;
+  const mine = ctx.alerts.takeHeld?.() ?? 0;
+  if (total) out.push(`alerts held back over the rate caps: ${mine} since your last summary (${total} since start); the alerts that name them say "+N more"`);
 }
 
 function section(out: string[], head: string, call: string, groups: Group[], row: (g: Group) => string): void {

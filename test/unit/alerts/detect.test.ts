@@ -71,6 +71,31 @@ describe('anomaly detection in the workers', () => {
     expect(d.take()).toHaveLength(1);
   });
 
+  it('issue 20 item 9: a failed request counts once, though its network record and its console line both describe it', () => {
+    const { d, advance, other } = setup();
+    const orders = (i: number) => ({ method: 'POST', url: 'https://api.test/api/orders', status: 500, duration: 40 + i });
+    const line = (i: number) => ({ level: 'error', type: 'network', message: `POST https://api.test/api/orders → 500`, method: 'POST', request_url: 'https://api.test/api/orders', status: 500, duration: 40 + i, url: 'https://app.test/' });
+    // the console lines come first (the network records wait for their sizes), in one batch
+    for (let i = 0; i < 3; i++) see(d, 'logs', line(i), 1);
+    const out = d.take().map((e) => e.alert);
+    expect(out).toHaveLength(1);
+    expect(out[0]).toMatchObject({ title: 'Server error: POST /api/orders → 500', count: 3 });
+    // their network records, on another worker a second later, are the same three requests
+    advance(1200);
+    const d2 = other();
+    for (let i = 0; i < 3; i++) see(d2, 'network', orders(i), 2);
+    expect(d2.take()).toHaveLength(0);
+    // a fourth request, described by both, alerts again after the repeat window with a count of 1
+    advance(1000);
+    see(d2, 'network', orders(3), 3);
+    see(d2, 'logs', line(3), 3);
+    expect(d2.take().map((e) => e.alert.count ?? 1)).toEqual([1]);
+    // a producer that sends only console lines still counts every one
+    advance(2000);
+    for (let i = 10; i < 12; i++) see(d, 'logs', line(i), 4);
+    expect(d.take().map((e) => e.alert.count)).toEqual([2]);
+  });
+
   it('error spike: the last 10 s above 3× the 60 s average, checked once a second', () => {
     const { d, advance } = setup();
     // a steady trickle: 1 error every 2 s for 60 s is no spike
@@ -132,10 +157,16 @@ describe('anomaly detection in the workers', () => {
     for (let i = 0; i < 60; i++) see(d2, 'network', { method: 'GET', url: `https://api.test/route${two(i).toLowerCase()}`, status: 502 }, 1);
     // a different host in the same second still gets its alert
     see(d2, 'network', { method: 'GET', url: 'https://payments.test/charge', status: 503 }, 1);
-    const a1 = d.take();
-    const a2 = d2.take();
+    const sent = (out: ReturnType<Detector['take']>) => out.filter((e) => e.alert.source !== 'alert_cap');
+    const t1 = d.take();
+    const t2 = d2.take();
+    const a1 = sent(t1);
+    const a2 = sent(t2);
     expect(a1).toHaveLength(20);
     expect(a2).toHaveLength(21);
+    // what was held back is tallied per scope, not lost (#20 item 2)
+    expect(t1.find((e) => e.alert.source === 'alert_cap')!.alert.context?.held).toEqual([{ source: 'error_detector', host: 'app.test', n: 40, since: expect.any(Number) }]);
+    expect(t2.find((e) => e.alert.source === 'alert_cap')!.alert.context?.held).toEqual([{ source: 'anomaly_detector', host: 'api.test', n: 40, since: expect.any(Number) }]);
     expect(a2.some((e) => e.alert.title === 'Server error: GET /charge → 503')).toBe(true);
     expect(state.alertsSuppressed).toBe(80);
     advance(1000);
