@@ -404,6 +404,9 @@ async function legacyProfiles(): Promise<void> {
     const pass = target({ id: 'observe_p99_ms', profile: 'observe-under-load', metric: 'observe errors p99 ms', value: l.p99_ms, op: '<=', threshold: TARGETS.observe_p99_ms });
     rows.push({ profile: 'observe-under-load', metric: `observe({what:"errors"}) over stdio, ${r.observe_calls} calls, p50 / p99 / max`, value: `${l.p50_ms} / ${l.p99_ms} / ${l.max_ms}`, unit: 'ms', target: `p99 ≤ ${TARGETS.observe_p99_ms}`, pass });
     rows.push({ profile: 'observe-under-load', metric: 'ingest meanwhile (WS, open loop)', value: r.ingest_events_per_s, unit: 'events/s', note: `target rate ${fmt(rate)}/s` });
+    // the same call on the idle server just before: what is the load's, not the machine's
+    const idle = r.observe_idle_latency;
+    rows.push({ profile: 'observe-under-load', metric: 'observe_idle_p99: the same call before the load, p50 / p99', value: `${idle.p50_ms} / ${idle.p99_ms}`, unit: 'ms', note: idle.p99_ms > 0 ? `loaded p99 ÷ idle p99 = ${Math.round((l.p99_ms / idle.p99_ms) * 100) / 100}` : '' });
     return { status: 'ok', result: r };
   });
   await profile('http-ceiling', async () => {

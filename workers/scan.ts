@@ -6,11 +6,13 @@
 import './stdout-guard.js';
 import { parentPort, workerData } from 'node:worker_threads';
 import { StoreReader } from '../src/shm/index.js';
-import { runFoldQuery } from '../src/query/index.js';
+import { ReadIndexes, runFoldQuery } from '../src/query/index.js';
 import type { ScanRequest, ScanReply, ScanWorkerInit } from '../src/pool/scan-worker.js';
 
 const init = workerData as ScanWorkerInit;
 const reader = new StoreReader(init.store);
+// errors and failing requests kept as they are ingested, for every client's reads (match-index.ts)
+const indexes = new ReadIndexes(reader);
 const port = parentPort!;
 
 port.on('message', (m: ScanRequest) => {
@@ -20,7 +22,7 @@ port.on('message', (m: ScanRequest) => {
     if (m.t === 'crash') process.exit(70);
     for (;;);
   }
-  runFoldQuery(reader, m.q).then(
+  runFoldQuery(reader, m.q, indexes).then(
     (a) => port.postMessage({ id: m.id, ok: true, a } satisfies ScanReply),
     (e: unknown) => port.postMessage({ id: m.id, ok: false, error: e instanceof Error ? e.message : String(e) } satisfies ScanReply),
   );

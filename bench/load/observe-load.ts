@@ -1,7 +1,10 @@
 /**
  * observe({what:"errors"}) latency seen by a real MCP client over stdio, while producers push
  * WebSocket ingest at a fixed rate into the same process (--standalone, the single-process mode).
- *   node dist/bench/load/observe-load.js [--rate 150000] [--seconds 10]
+ * Before the load, the same call on the idle server: the floor a loaded p99 is read against.
+ *   node dist/bench/load/observe-load.js [--rate 150000] [--seconds 10] [--every 50]
+ * GASOLINE_BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/p") goes to the server's node,
+ * to see where a read's time goes.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -17,11 +20,17 @@ export interface ObserveLoadResult {
   ingest_events_per_s: number;
   observe_calls: number;
   observe_latency: Percentiles;
+  /** the same call before any load: what the machine and the MCP path cost with nothing to read */
+  observe_idle_latency: Percentiles;
   errors: number;
 }
 
-export async function runObserveLoad(o: { port: number; rate: number; durationMs: number }): Promise<ObserveLoadResult> {
-  const child = spawn(process.execPath, [join(ROOT, 'bin/gasoline'), '--standalone'], {
+/** idle calls measured, after as many unmeasured ones compile the path (an agent pays that once) */
+const IDLE_CALLS = 30;
+
+export async function runObserveLoad(o: { port: number; rate: number; durationMs: number; everyMs?: number }): Promise<ObserveLoadResult> {
+  const nodeArgs = process.env.GASOLINE_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, join(ROOT, 'bin/gasoline'), '--standalone'], {
     cwd: ROOT,
     env: { ...process.env, GASOLINE_PORT: String(o.port), GASOLINE_LOG_LEVEL: 'info', GASOLINE_STATE_DIR: mkdtempSync(join(tmpdir(), 'gasoline-bench-')) },
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -58,6 +67,18 @@ export async function runObserveLoad(o: { port: number; rate: number; durationMs
     }
     await rpc('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } });
     child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+    const call = async (): Promise<{ us: number; failed: boolean }> => {
+      const s = process.hrtime.bigint();
+      const r = await rpc('tools/call', { name: 'observe', arguments: { what: 'errors', limit: 50 } });
+      const us = Number(process.hrtime.bigint() - s) / 1000;
+      return { us: Math.max(1, Math.round(us)), failed: Boolean((r.result as { isError?: boolean } | undefined)?.isError || r.error) };
+    };
+    const idle = newHistogram();
+    for (let i = 0; i < 2 * IDLE_CALLS; i++) {
+      const r = await call();
+      if (i >= IDLE_CALLS) idle.recordValue(r.us);
+      await new Promise((r2) => setTimeout(r2, 20));
+    }
     const hist = newHistogram();
     let calls = 0;
     let errors = 0;
@@ -67,16 +88,14 @@ export async function runObserveLoad(o: { port: number; rate: number; durationMs
     });
     await new Promise((r) => setTimeout(r, 1000)); // let ingest reach its rate first
     while (!done) {
-      const s = process.hrtime.bigint();
-      const r = await rpc('tools/call', { name: 'observe', arguments: { what: 'errors', limit: 50 } });
-      const us = Number(process.hrtime.bigint() - s) / 1000;
-      hist.recordValue(Math.max(1, Math.round(us)));
+      const r = await call();
+      hist.recordValue(r.us);
       calls++;
-      if ((r.result as { isError?: boolean } | undefined)?.isError || r.error) errors++;
-      await new Promise((r2) => setTimeout(r2, 50));
+      if (r.failed) errors++;
+      await new Promise((r2) => setTimeout(r2, o.everyMs ?? 50));
     }
     const prod = await producing;
-    return { ingest_rate_target: o.rate, ingest_events_per_s: prod.events_per_s, observe_calls: calls, observe_latency: percentiles(hist), errors };
+    return { ingest_rate_target: o.rate, ingest_events_per_s: prod.events_per_s, observe_calls: calls, observe_latency: percentiles(hist), observe_idle_latency: percentiles(idle), errors };
   } finally {
     child.stdin.end();
     setTimeout(() => child.kill('SIGKILL'), 5000).unref();
@@ -89,5 +108,5 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     const i = process.argv.indexOf(`--${n}`);
     return i > 0 ? Number(process.argv[i + 1]) : d;
   };
-  console.log(JSON.stringify(await runObserveLoad({ port: arg('port', 7951), rate: arg('rate', 150_000), durationMs: arg('seconds', 10) * 1000 }), null, 2));
+  console.log(JSON.stringify(await runObserveLoad({ port: arg('port', 7951), rate: arg('rate', 150_000), durationMs: arg('seconds', 10) * 1000, everyMs: arg('every', 50) }), null, 2));
 }

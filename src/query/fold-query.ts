@@ -13,9 +13,11 @@ import { errorSignature } from '../domain/signals/signature.js';
 import { matcher, prefilter, type FilterArgs } from './filter.js';
 import { Folder, MAX_GROUPS, type Group } from './fold.js';
 import { hider, type NoiseSpec } from './noise.js';
+import { scanIndexed } from './indexed-scan.js';
+import type { IndexEntry, ReadIndexes } from './match-index.js';
 import { compiledReadRules } from './read-rules.js';
 import type { TabScope } from './tab-scope.js';
-import type { ScanResult } from './scan.js';
+import type { Hit, ScanResult } from './scan.js';
 import { DEADLINE_MS, ScanBudget, scanSliced } from './sliced-scan.js';
 
 export interface FoldQuery {
@@ -67,7 +69,11 @@ export interface FoldAnswer {
   noiseHits: Record<string, number>;
 }
 
-export async function runFoldQuery(reader: StoreReader, q: FoldQuery): Promise<FoldAnswer> {
+/**
+ * `indexes` (the scan worker's): a filter with a byte pre-filter (errors, failing requests) reads
+ * what the index holds instead of scanning for it; the answer is the same either way.
+ */
+export async function runFoldQuery(reader: StoreReader, q: FoldQuery, indexes?: ReadIndexes): Promise<FoldAnswer> {
   const max = Math.min(q.maxGroups ?? MAX_GROUPS, MAX_GROUPS_LIMIT);
   const folder = new Folder(q.fold, max, q.by === 'signature' ? (h) => errorSignature(h.rec) : undefined);
   const noiseHits: Record<string, number> = {};
@@ -77,8 +83,11 @@ export async function runFoldQuery(reader: StoreReader, q: FoldQuery): Promise<F
   const pre = prefilter(q.filter);
   const work = new ScanBudget(Math.min(q.wallMs ?? DEADLINE_MS, MAX_WALL_MS));
   const results: KindResult[] = [];
+  // the fold key computed when the record was indexed is this query's key unless it groups otherwise
+  const sinkEntry = q.fold && q.by !== 'signature' ? (h: Hit, e: IndexEntry) => folder.add(h, e) : undefined;
   for (let i = 0; i < q.kinds.length; i++) {
-    const r = await scanSliced(reader, {
+    const idx = pre.anyOf && indexes ? indexes.get(q.kinds[i]!, pre.anyOf) : undefined;
+    const spec = {
       kind: q.kinds[i]!,
       from: q.start[i]!,
       ...(q.to ? { to: q.to[i]! } : {}),
@@ -90,8 +99,9 @@ export async function runFoldQuery(reader: StoreReader, q: FoldQuery): Promise<F
       ...(reads ? { reads } : {}),
       tab: q.tab,
       scope: q.scope,
-      sink: (h) => folder.add(h),
-    }, work);
+      sink: (h: Hit) => folder.add(h),
+    };
+    const r = idx ? await scanIndexed(reader, idx, spec, work, sinkEntry) : await scanSliced(reader, spec, work);
     results.push({ matched: r.matched, hidden: r.hidden, scanned: r.scanned, missed: r.missed, next: r.next, atEnd: r.atEnd, stopped: r.stopped === true });
   }
   return { fold: q.fold, records: folder.records, groups: folder.groups(), results, noiseHits };

@@ -34,8 +34,9 @@ export class Folder {
     private readonly keyOf?: (h: Hit) => string,
   ) {}
 
-  add(h: Hit): boolean {
-    const key = !this.fold ? String(h.seq) : this.keyOf ? this.keyOf(h) : foldKey(h.kind, h.rec);
+  /** `known`: the record's fold key and severity, computed once when it was indexed (match-index.ts) */
+  add(h: Hit, known?: { key: string; severity: Severity }): boolean {
+    const key = !this.fold ? String(h.seq) : this.keyOf ? this.keyOf(h) : known ? known.key : foldKey(h.kind, h.rec);
     const g = this.map.get(key);
     if (g) {
       g.count++;
@@ -45,11 +46,11 @@ export class Folder {
       }
       g.firstTime = Math.min(g.firstTime, h.clientTime);
       g.lastTime = Math.max(g.lastTime, h.clientTime);
-      const sev = severity(h.kind, h.rec);
+      const sev = known ? known.severity : severity(h.kind, h.rec);
       if (sev > g.severity) g.severity = sev;
     } else {
       if (this.map.size >= this.max) return false;
-      this.map.set(key, { key, count: 1, firstTime: h.clientTime, lastTime: h.clientTime, lastSeq: h.seq, severity: severity(h.kind, h.rec), example: h });
+      this.map.set(key, { key, count: 1, firstTime: h.clientTime, lastTime: h.clientTime, lastSeq: h.seq, severity: known ? known.severity : severity(h.kind, h.rec), example: h });
     }
     this.records++;
     return true;

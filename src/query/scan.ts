@@ -103,9 +103,12 @@ export function scan(reader: StoreReader, s: ScanSpec): ScanResult {
       atEnd = true;
       break;
     }
-    const r = reader.read(s.kind, ord, CHUNK, { ...(filter ? { filter } : {}), maxScan: Math.min(CHUNK * 8, s.maxScan - scanned) });
+    // read little past `to` (the tail may lie ahead of `ord`: then a few more records are read)
+    const upTo = s.to !== undefined ? Math.max(1, s.to - ord) : Infinity;
+    const r = reader.read(s.kind, ord, CHUNK, { ...(filter ? { filter } : {}), maxScan: Math.min(CHUNK * 8, s.maxScan - scanned, upTo) });
     missed += r.missed;
-    scanned += r.scanned;
+    // examined ordinals are contiguous up to r.next: those at or past `to` were not this scan's
+    scanned += s.to !== undefined ? r.scanned - Math.max(0, Math.min(r.scanned, r.next - s.to)) : r.scanned;
     for (const rec of r.records) {
       if (s.to !== undefined && rec.ord >= s.to) break;
       const obj = reads ? redactRead(reads, rec.kind, decode(rec.payload)) : decode(rec.payload);
