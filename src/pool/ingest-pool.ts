@@ -62,6 +62,7 @@ export class IngestPool implements TaskRunner {
   private lastSample = { at: performance.now(), backlogMs: 0, busyMs: 0 };
   /** busy time of lanes already removed, so the pool's total never goes back */
   private busyOfRemovedMs = 0;
+  private waitOfRemovedMs = 0;
   readonly maxThreads: number;
   readonly minThreads: number;
   /** workers added under load, and removed after idling */
@@ -69,6 +70,7 @@ export class IngestPool implements TaskRunner {
   shrinks = 0;
   private readonly shedBytes: number;
   private closed = false;
+  private warming = false;
   crashes = 0;
   /** secrets redacted per class by all workers (counts, never values) */
   // keyed by rule names the user chooses ("constructor", "__proto__"): no prototype to collide with
@@ -206,23 +208,45 @@ export class IngestPool implements TaskRunner {
     const t0 = performance.now();
     const per = Math.max(1, Math.ceil(n / 4));
     const jobs: Promise<unknown>[] = [];
-    for (const lane of this.lanes) for (let i = 0; i < 4; i++) jobs.push(lane.run({ kind: 'warmup', batches: per }));
-    await Promise.all(jobs);
+    // warm-up tasks queue behind each other on purpose: that is no reason to grow
+    this.warming = true;
+    try {
+      for (const lane of this.lanes) for (let i = 0; i < 4; i++) jobs.push(lane.run({ kind: 'warmup', batches: per }));
+      await Promise.all(jobs);
+    } finally {
+      this.warming = false;
+      this.lastSample = this.sampleTotals(performance.now());
+    }
     return { batches: per * jobs.length, ms: Math.round(performance.now() - t0), workers: this.lanes.length };
   }
 
   /** One sample of the dispatcher's backlog and the workers' busy time; grow or shrink by one. */
   private scale(): void {
-    if (this.closed) return;
+    if (this.closed || this.warming) return;
     const now = performance.now();
-    const backlogMs = this.dispatcher.backlogTotalMs(now);
-    let busyMs = this.busyOfRemovedMs;
-    for (const l of this.lanes) busyMs += l.busyTotalMs(now);
+    // Work waits in two places: in the dispatcher (every task slot taken, or the latency bound),
+    // and inside a worker, behind the task it is running (routing gives a worker a second task
+    // only when every worker has one). Per-session order keeps one session's frames to one task at
+    // a time, so a few busy sessions fill the workers' second slots long before the dispatcher
+    // queues anything.
+    const cur = this.sampleTotals(now);
     const last = this.lastSample;
-    this.lastSample = { at: now, backlogMs, busyMs };
-    const decision = this.policy.decide({ ms: now - last.at, backlogMs: backlogMs - last.backlogMs, busyMs: Math.max(0, busyMs - last.busyMs) }, this.lanes.length, this.starting !== undefined);
+    this.lastSample = cur;
+    const ms = now - last.at;
+    const { backlogMs, busyMs } = cur;
+    const decision = this.policy.decide({ ms, backlogMs: Math.min(ms, Math.max(0, backlogMs - last.backlogMs)), busyMs: Math.max(0, busyMs - last.busyMs) }, this.lanes.length, this.starting !== undefined);
     if (decision === 'grow') this.grow();
     else if (decision === 'shrink') this.shrink();
+  }
+
+  private sampleTotals(now: number): { at: number; backlogMs: number; busyMs: number } {
+    let backlogMs = this.dispatcher.backlogTotalMs(now) + this.waitOfRemovedMs;
+    let busyMs = this.busyOfRemovedMs;
+    for (const l of this.lanes) {
+      busyMs += l.busyTotalMs(now);
+      backlogMs += l.waitTotalMs(now);
+    }
+    return { at: now, backlogMs, busyMs };
   }
 
   /** Adds a worker; it takes tasks once its thread answered a no-op (it has loaded). */
@@ -260,6 +284,7 @@ export class IngestPool implements TaskRunner {
       if (lane.inflight > 0) continue;
       this.lanes.splice(i, 1);
       this.busyOfRemovedMs += lane.busyTotalMs(performance.now());
+      this.waitOfRemovedMs += lane.waitTotalMs(performance.now());
       this.shrinks++;
       this.resizeDispatcher();
       const gone = lane.destroy().catch((err: unknown) => log.warn('ingest worker did not stop cleanly', { error: String(err) }));

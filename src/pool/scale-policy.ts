@@ -2,8 +2,8 @@
  * When the ingest pool grows or shrinks, decided from samples alone (no threads, no clock), so
  * the rule is unit-tested on its edges and the pool only carries it out.
  *
- * Grow: work waited for a worker (the dispatcher was backlogged: something queued that it could
- * not hand out) for at least half of every sample over `growAfterMs`. One spike shorter than
+ * Grow: work waited for a worker (queued in the dispatcher that it could not hand out, or behind
+ * another task inside a busy worker) for at least half of every sample over `growAfterMs`. One spike shorter than
  * that never adds a thread; after a grow the streak starts again, so the pool adds one worker per
  * window and sees what it changed before adding the next.
  *
@@ -53,7 +53,11 @@ export class ScalePolicy {
     this.sinceGrowMs += s.ms;
     this.streakMs = s.ms > 0 && s.backlogMs >= s.ms * GROW_BACKLOG_SHARE ? this.streakMs + s.ms : 0;
     this.trim();
-    if (starting) return undefined;
+    if (starting) {
+      // what waited while a worker loads says nothing about the pool with it: measure again after
+      this.streakMs = 0;
+      return undefined;
+    }
     if (workers < this.o.max && this.streakMs >= this.o.growAfterMs) {
       this.sinceGrowMs = 0;
       this.streakMs = 0;

@@ -26,6 +26,9 @@ export class WorkerLane {
   ready: boolean;
   private busyMs = 0;
   private busySince = 0;
+  /** time a second task sat behind the first: the thread runs one at a time, so it waited */
+  private waitMs = 0;
+  private waitSince = 0;
 
   constructor(
     readonly id: number,
@@ -52,12 +55,21 @@ export class WorkerLane {
   }
 
   async run(task: WorkerTask): Promise<IngestResult | WarmupResult> {
-    if (this.inflight++ === 0) this.busySince = performance.now();
+    const n = ++this.inflight;
+    if (n === 1) this.busySince = performance.now();
+    else if (n === 2) this.waitSince = performance.now();
     try {
       return await this.piscina.run(task);
     } finally {
-      if (--this.inflight === 0) this.busyMs += performance.now() - this.busySince;
+      const left = --this.inflight;
+      if (left === 0) this.busyMs += performance.now() - this.busySince;
+      else if (left === 1) this.waitMs += performance.now() - this.waitSince;
     }
+  }
+
+  /** ms during which a task waited inside this lane behind another, the wait under way included */
+  waitTotalMs(now: number): number {
+    return this.waitMs + (this.inflight > 1 ? now - this.waitSince : 0);
   }
 
   /** ms this lane has held at least one task, the stretch under way included */
