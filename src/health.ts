@@ -73,7 +73,8 @@ function report(p: HealthParts): Record<string, unknown> {
       ...(pool.express ? { express: { ...pool.express.stats } } : {}),
     },
     // observe's folded reads: refused = over the queue bound, failed = crash or timeout (replaced)
-    scan_worker: { in_flight: scans.inFlight, ...scans.counts },
+    // running: false until the first folded read starts the thread
+    scan_worker: { running: scans.running, in_flight: scans.inFlight, ...scans.counts },
     edge: edge.stats.snapshot(),
     redaction: { redacted: { ...pool.redacted }, redaction_failed: pool.redactionFailed, rules_version: pool.redaction.version, user_rules: pool.redaction.rules.length },
     sessions: edge.ws.sessions.size,

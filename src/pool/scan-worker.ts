@@ -60,6 +60,11 @@ export class ScanWorker {
     return this.pending.size;
   }
 
+  /** whether the thread exists now (it starts on the first read, and again after a failure) */
+  get running(): boolean {
+    return this.worker !== null;
+  }
+
   run(q: FoldQuery): Promise<FoldAnswer> {
     if (this.closed) return Promise.reject(gasolineError('shutting_down'));
     if (this.pending.size >= (this.o.maxPending ?? 32)) {
