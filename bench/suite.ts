@@ -343,6 +343,7 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteOutput> {
     await step('idle_rss', async () => {
       const r: IdleRssResult = await runIdleRss({ root: o.root, port: await freePort(), idleMs: d.idle, burstMs: d.idleBurst, ...(o.threads !== undefined ? { threads: o.threads } : {}) });
       out.results.idle_rss = r;
+      o.log(`idle_rss: ${JSON.stringify(r)}`);
       f['idle_rss.start_rss_mb'] = r.start_rss_mb;
       f['idle_rss.after_burst_rss_mb'] = r.after_burst_rss_mb;
       f['idle_rss.after_burst_rss_over_ring_data_mb'] = r.after_burst_rss_over_ring_data_mb;
