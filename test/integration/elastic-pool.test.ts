@@ -11,7 +11,9 @@ import { batch, logRecord, Producer } from '../helpers/producer.js';
 import { startTestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait-for.js';
 
-const ELASTIC = { threads: 3, min_threads: 1, scale_check_ms: 20, grow_after_ms: 100, shrink_after_ms: 400 };
+// a 32 MiB arena (the test default is 4): four producers flat out on a loaded machine, and a dead
+// worker's slices holding the in-order reclaim while its thread is replaced
+const ELASTIC = { threads: 3, min_threads: 1, scale_check_ms: 20, grow_after_ms: 100, shrink_after_ms: 400, input_bytes: 32 * 1024 * 1024 };
 
 let server: App | undefined;
 afterEach(async () => {
@@ -38,7 +40,8 @@ async function busy(port: number, session: string, tag: string): Promise<{ sent:
       seen = p.frames.indexOf(f) + 1;
       if (f.t === 'ack') acked = f.seq as number;
       else {
-        // refused under load: go back to where the server says, as the protocol asks
+        // refused under load: back off as long as the server says, then go back to where it says
+        await new Promise((r) => setTimeout(r, Number(f.retry_after_ms ?? 50)));
         seq = f.resume_from_seq as number;
         acked = seq - 1;
       }
@@ -75,16 +78,18 @@ describe('the elastic ingest pool', () => {
     const tag = `elastic-${Date.now()}`;
     const loads = await Promise.all([0, 1, 2, 3].map((i) => busy(s.port, `elastic-${i}-${process.pid}`, `${tag}-${i}`)));
     await waitFor('the pool grows to 3 workers', () => s.pool.threads === 3, 20_000);
-    expect(s.pool.grows).toBe(2);
+    // one worker at a time: a busy machine may pause the producers long enough for a shrink and a regrow
+    expect(s.pool.grows).toBeGreaterThanOrEqual(2);
     for (const l of loads) await l.stop();
     await waitFor('the pool shrinks back to 1 worker', () => s.pool.threads === 1, 20_000);
-    expect(s.pool.shrinks).toBe(2);
-    expect(health(s).pool.workers).toMatchObject({ now: 1, max: 3, grows: 2, shrinks: 2 });
+    const { grows, shrinks } = s.pool;
+    expect(shrinks).toBe(grows);
+    expect(health(s).pool.workers).toMatchObject({ now: 1, max: 3, grows, shrinks });
     const metrics = await s.metrics.text();
     expect(metrics).toMatch(/gasoline_pool_threads 1\b/);
     expect(metrics).toMatch(/gasoline_pool_threads_max 3\b/);
-    expect(metrics).toMatch(/gasoline_pool_grows_total 2\b/);
-    expect(metrics).toMatch(/gasoline_pool_shrinks_total 2\b/);
+    expect(metrics).toContain(`gasoline_pool_grows_total ${grows}\n`);
+    expect(metrics).toContain(`gasoline_pool_shrinks_total ${shrinks}\n`);
     await expectBalanced(s);
     // every acknowledged batch once, none twice (rings are small: count what is still readable)
     const seen = new Map<string, number>();
@@ -103,9 +108,7 @@ describe('the elastic ingest pool', () => {
   }, 60_000);
 
   it('a worker that dies while the pool grows is replaced; its batch is stored once and the accounting balances', async () => {
-    // the arena is reclaimed in order, so the dead worker's slices hold it while the thread is
-    // replaced: room for what three busy producers send meanwhile (the test default is 4 MiB)
-    server = await startTestServer({ pool: { ...ELASTIC, input_bytes: 32 * 1024 * 1024 } }, { faultInjection: true });
+    server = await startTestServer({ pool: ELASTIC }, { faultInjection: true });
     const s = server;
     const tag = `crash-grow-${Date.now()}`;
     const loads = await Promise.all([0, 1, 2].map((i) => busy(s.port, `crash-grow-${i}-${process.pid}`, `${tag}-${i}`)));
