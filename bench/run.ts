@@ -5,7 +5,7 @@
  * bench/results/<timestamp>.json (not tracked), and exits 1 when an SLO gated "absolute" is missed.
  * A plain run leaves the git tree as it found it, so CI can run it on every commit.
  *
- *   node dist/bench/run.js [--full | --soak] [--only NAME[,NAME]] [--record | --no-write] [--no-gate]
+ *   node dist/bench/run.js [--full | --soak] [--only NAME[,NAME]] [--record | --no-write] [--no-gate] [--threads N]
  *   node dist/bench/run.js --compare <git-ref> [--rounds N]
  *   node dist/bench/run.js --help
  *
@@ -16,9 +16,10 @@
  *          ws-gasoline-default-pool, ws-gasoline-paced, observe-under-load, http-ceiling)
  * --quick  with --full: issue 2's profiles at 2 s (smoke)
  * --soak   steady for 10 minutes
+ * --threads N  pool.threads of the server idle_rss starts (a many-core config on this machine)
  * NAME matches a profile or a prefix of one: dispatch ring pipeline redaction notify steady
  * (steady through a bridge, and steady_standalone) bridge_start heavy burst saturate half clients3
- * http floor (e.g. `--only steady,saturate`). clients3 without saturate in the same run loads a
+ * http floor idle_rss (e.g. `--only steady,saturate`). clients3 without saturate in the same run loads a
  * fixed 50 000 events/s instead of half the maximum.
  */
 import { execFileSync } from 'node:child_process';
@@ -464,7 +465,8 @@ async function main(): Promise<number> {
     return { status: 'ok', result: n };
   });
 
-  const suite = await runSuite({ kind, root: ROOT, selected, log, go: !argv.includes('--no-go') });
+  const threadsArg = argv.includes('--threads') ? Number(argv[argv.indexOf('--threads') + 1]) : undefined;
+  const suite = await runSuite({ kind, root: ROOT, selected, log, go: !argv.includes('--no-go'), ...(threadsArg && threadsArg > 0 ? { threads: threadsArg } : {}) });
   Object.assign(figures, suite.figures);
   for (const [k, v] of Object.entries(suite.errors)) rows.push({ profile: k, metric: 'error', value: null, note: v.slice(0, 300) });
   if (full) await legacyProfiles();

@@ -11,6 +11,8 @@
  *            daemon at that rate), HTTP routes 3 s each, POST /logs vs the Go reference 5 s
  *            each — the `pnpm bench` gate, ≤ 6 min with micro
  *   full     the same shapes at 60 s (saturate steps 10 s, HTTP 10 s, 100 warm + 10 cold spawns)
+ *            idle_rss: a daemon's RSS after 30 s idle, at start and after a 3 s burst
+ *            (issue 17's elastic pool; `--threads N` sets the pool's max, e.g. a 16-core config)
  *   soak     steady for 10 minutes
  *   compare  steady and steady_standalone 12 s, saturate, POST /logs 4 s: one round of `--compare`
  *
@@ -26,6 +28,7 @@ import { buildModes, NO_BRIDGE } from './load/build-modes.js';
 import type { ProcMode } from './load/mcp-client.js';
 import { runProfile, runSaturate, type ProfileResult, type SaturateResult } from './load/profiles.js';
 import { freePort } from './load/server-proc.js';
+import { runIdleRss, type IdleRssResult } from './load/idle-rss.js';
 
 export type SuiteKind = 'ci' | 'full' | 'soak' | 'compare';
 
@@ -46,6 +49,8 @@ export interface SuiteOptions {
   log: (msg: string) => void;
   /** HTTP against the Go reference too (the gate does; a comparison round does not) */
   go?: boolean;
+  /** pool.threads for idle_rss (default: the server's own, cores − 1) */
+  threads?: number;
 }
 
 const SATURATE_RATES = [100_000, 200_000, 300_000, 400_000, 600_000];
@@ -79,18 +84,21 @@ interface Durations {
   warmSpawns: number;
   coldSpawns: number;
   clients: number;
+  /** idle_rss: idle time before each reading, and the burst between them (0: not run) */
+  idle: number;
+  idleBurst: number;
 }
 
 function durations(kind: SuiteKind): Durations {
   switch (kind) {
     case 'full':
-      return { floor: 30_000, steady: 60_000, standalone: 60_000, heavy: 60_000, burst: 60_000, step: 10_000, half: 60_000, http: 10_000, logs: 10_000, warmSpawns: 100, coldSpawns: 10, clients: 60_000 };
+      return { floor: 30_000, steady: 60_000, standalone: 60_000, heavy: 60_000, burst: 60_000, step: 10_000, half: 60_000, http: 10_000, logs: 10_000, warmSpawns: 100, coldSpawns: 10, clients: 60_000, idle: 30_000, idleBurst: 10_000 };
     case 'soak':
-      return { floor: 0, steady: 600_000, standalone: 0, heavy: 0, burst: 0, step: 0, half: 0, http: 0, logs: 0, warmSpawns: 0, coldSpawns: 0, clients: 0 };
+      return { floor: 0, steady: 600_000, standalone: 0, heavy: 0, burst: 0, step: 0, half: 0, http: 0, logs: 0, warmSpawns: 0, coldSpawns: 0, clients: 0, idle: 0, idleBurst: 0 };
     case 'compare':
-      return { floor: 0, steady: 12_000, standalone: 12_000, heavy: 0, burst: 0, step: 3000, half: 0, http: 0, logs: 4000, warmSpawns: 0, coldSpawns: 0, clients: 0 };
+      return { floor: 0, steady: 12_000, standalone: 12_000, heavy: 0, burst: 0, step: 3000, half: 0, http: 0, logs: 4000, warmSpawns: 0, coldSpawns: 0, clients: 0, idle: 0, idleBurst: 0 };
     default:
-      return { floor: 10_000, steady: 20_000, standalone: 20_000, heavy: 15_000, burst: 15_000, step: 3000, half: 15_000, http: 3000, logs: 5000, warmSpawns: 30, coldSpawns: 5, clients: 15_000 };
+      return { floor: 10_000, steady: 20_000, standalone: 20_000, heavy: 15_000, burst: 15_000, step: 3000, half: 15_000, http: 3000, logs: 5000, warmSpawns: 30, coldSpawns: 5, clients: 15_000, idle: 30_000, idleBurst: 3000 };
   }
 }
 
@@ -329,6 +337,23 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteOutput> {
           f['http.logs_vs_go_ratio'] = g.entries_per_s > 0 ? Math.round((r.entries_per_s / g.entries_per_s) * 10) / 10 : null;
         }
       }
+    });
+  }
+  if (d.idle) {
+    await step('idle_rss', async () => {
+      const r: IdleRssResult = await runIdleRss({ root: o.root, port: await freePort(), idleMs: d.idle, burstMs: d.idleBurst, ...(o.threads !== undefined ? { threads: o.threads } : {}) });
+      out.results.idle_rss = r;
+      o.log(`idle_rss: ${JSON.stringify(r)}`);
+      f['idle_rss.start_rss_mb'] = r.start_rss_mb;
+      f['idle_rss.after_burst_rss_mb'] = r.after_burst_rss_mb;
+      f['idle_rss.after_burst_rss_over_ring_data_mb'] = r.after_burst_rss_over_ring_data_mb;
+      f['idle_rss.after_burst_ring_data_mb'] = r.after_burst_ring_data_mb;
+      f['idle_rss.budget_mb'] = r.budget_mb;
+      f['idle_rss.threads_max'] = r.threads_max;
+      f['idle_rss.start_workers'] = r.start_workers;
+      f['idle_rss.burst_peak_workers'] = r.burst_peak_workers;
+      f['idle_rss.after_burst_workers'] = r.after_burst_workers;
+      f['idle_rss.burst_peak_rss_mb'] = r.burst_peak_rss_mb;
     });
   }
   if (rssOver.length) f['all.rss_over_ring_budget_mb'] = Math.max(...rssOver);

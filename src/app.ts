@@ -213,8 +213,7 @@ export async function startApp(o: AppOptions): Promise<App> {
     sessions = new httpMcp.McpHttpSessions({ port: mcp, config, token, ...(o.mcpHttpLimits ? { limits: o.mcpHttpLimits } : {}) });
     const live = sessions;
     metrics.gauge('gasoline_mcp_sessions', 'MCP sessions of bridges on /mcp', () => live.size);
-    // bridges will read: the scan worker starts now, not on the first observe
-    scans.prime();
+    // the scan worker starts on the first read that needs it: an idle daemon does not pay its RSS
   }
   return { port, reader, pool, scans, ws: edge.ws, stats: edge.stats, ci, alerts, commands: router, clients, mcp, metrics, trails, mcpHttp: sessions, token, health: healthAll, close };
 }

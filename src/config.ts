@@ -66,7 +66,23 @@ export const LimitsSchema = z
 
 export const PoolSchema = z
   .object({
+    /** the most ingest workers the pool grows to (cores − 1 by default, so main keeps a core) */
     threads: z.number().int().min(1).max(64).default(Math.max(1, availableParallelism() - 1)),
+    /**
+     * Workers kept when idle (clamped to `threads`). Each costs ~10–35 MB of RSS, so an idle
+     * daemon keeps one whatever the core count; the pool grows under sustained queueing.
+     */
+    min_threads: z.number().int().min(1).max(64).default(1),
+    /** how often the pool samples its queue and its workers' busy time to grow or shrink */
+    scale_check_ms: z.number().int().min(5).max(10_000).default(100),
+    /** a worker is added once work has waited for one in every sample for this long (not one spike) */
+    grow_after_ms: z.number().int().min(10).max(60_000).default(500),
+    /**
+     * A worker is removed once, over this long, nothing waited and the busy time would have fit in
+     * one worker fewer at half load. Below the 30 s the idle-RSS bench waits, so a burst's workers
+     * are gone by then.
+     */
+    shrink_after_ms: z.number().int().min(20).max(3_600_000).default(10_000),
     /** tasks a worker holds at once, so it never idles while main prepares the next one */
     concurrent_tasks_per_worker: z.number().int().min(1).max(64).default(2),
     /** frames (or HTTP bodies) combined into one piscina task */
@@ -87,7 +103,7 @@ export const PoolSchema = z
     /** admission control: queued bytes above this are refused (nack / 503) before workers saturate */
     shed_queue_bytes: z.number().int().min(64 * KiB).max(1024 * MiB).default(16 * MiB),
     retry_after_ms: z.number().int().min(1).max(60_000).default(250),
-    /** synthetic batches each worker processes before the port opens (JIT warm-up) */
+    /** synthetic batches each worker present at start processes before the port opens (JIT warm-up) */
     warmup_batches: z.number().int().min(0).max(100_000).default(200),
     shutdown_drain_ms: z.number().int().min(0).max(60_000).default(5000),
     /** admission control: a batch that would wait longer than this for a worker is refused */

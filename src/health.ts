@@ -55,6 +55,8 @@ function report(p: HealthParts): Record<string, unknown> {
     kinds,
     pool: {
       threads: pool.threads,
+      // elastic: workers now against the most it may grow to, and how often it grew and shrank
+      workers: { now: pool.threads, max: pool.maxThreads, min: pool.minThreads, starting: pool.startingThreads, grows: pool.grows, shrinks: pool.shrinks },
       queue_depth: d.queuedItems,
       queued_bytes: d.queuedBytes,
       inflight_tasks: d.inflightTasks,
@@ -71,7 +73,8 @@ function report(p: HealthParts): Record<string, unknown> {
       ...(pool.express ? { express: { ...pool.express.stats } } : {}),
     },
     // observe's folded reads: refused = over the queue bound, failed = crash or timeout (replaced)
-    scan_worker: { in_flight: scans.inFlight, ...scans.counts },
+    // running: false until the first folded read starts the thread
+    scan_worker: { running: scans.running, in_flight: scans.inFlight, ...scans.counts },
     edge: edge.stats.snapshot(),
     redaction: { redacted: { ...pool.redacted }, redaction_failed: pool.redactionFailed, rules_version: pool.redaction.version, user_rules: pool.redaction.rules.length },
     sessions: edge.ws.sessions.size,

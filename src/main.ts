@@ -57,9 +57,7 @@ export async function run(config: Readonly<Config>): Promise<void> {
   lifecycle.onShutdown(closeApp);
   if (config.mode === 'server') return;
 
-  // the agent will read: start the scan worker now, so the first observe does not wait for a
-  // thread to boot (a --server daemon starts it in startApp, for its bridges)
-  app?.scans.prime();
+  // the scan worker starts on the first read that needs it (src/pool/scan-worker.ts), not here
   const { startMcpStdio } = await import('./mcp/index.js');
   if (lifecycle.stopping) return;
   mcp = await startMcpStdio({

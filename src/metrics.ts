@@ -159,7 +159,10 @@ export class Metrics {
   private workers(): void {
     const { pool, scans, alerts } = this.p;
     const d = pool.dispatcher;
-    this.collected('pool_threads', 'Ingest worker threads', [], (set) => set({}, pool.threads));
+    this.collected('pool_threads', 'Ingest worker threads taking tasks now', [], (set) => set({}, pool.threads));
+    this.collected('pool_threads_max', 'Ingest worker threads the pool may grow to', [], (set) => set({}, pool.maxThreads));
+    this.counter('pool_grows_total', 'Ingest workers added under sustained queueing', [], (set) => set({}, pool.grows));
+    this.counter('pool_shrinks_total', 'Ingest workers removed after idling', [], (set) => set({}, pool.shrinks));
     this.collected('pool_queued_items', 'Items waiting in the dispatcher', [], (set) => set({}, d.stats.queuedItems));
     this.collected('pool_queued_bytes', 'Bytes waiting in the dispatcher', [], (set) => set({}, d.stats.queuedBytes));
     this.collected('pool_inflight_tasks', 'Tasks running in the ingest workers', [], (set) => set({}, d.stats.inflightTasks));

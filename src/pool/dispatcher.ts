@@ -73,12 +73,34 @@ export class Dispatcher {
   private tasks = 0;
   private retried = 0;
   private poisoned = 0;
+  /** ms during which work waited that could not be handed out (the pool's growth signal) */
+  private backlogMs = 0;
+  /** performance.now() when the current backlog began; undefined when there is none */
+  private backlogSince: number | undefined;
+  private readonly opts: DispatcherOptions;
 
   constructor(
     private readonly runner: TaskRunner,
     private readonly slots: SlotView,
-    private readonly opts: DispatcherOptions,
-  ) {}
+    opts: DispatcherOptions,
+  ) {
+    this.opts = { ...opts };
+  }
+
+  /**
+   * The pool grew or shrank: tasks in flight and the spread follow the workers there are. Tasks
+   * already handed out stay where they are; a smaller bound only holds back the next ones.
+   */
+  resize(workers: number, maxInflight: number): void {
+    this.opts.workers = workers;
+    this.opts.maxInflight = maxInflight;
+    if (this.queued) this.pump();
+  }
+
+  /** total ms work has waited for a worker so far, the wait under way included */
+  backlogTotalMs(now = performance.now()): number {
+    return this.backlogMs + (this.backlogSince === undefined ? 0 : now - this.backlogSince);
+  }
 
   submit(item: TaskItem, recvTime: number, done: (r: ItemOutcome) => void, sparse = false): void {
     this.submitGroup([{ item, recvTime, done }], sparse);
@@ -187,7 +209,22 @@ export class Dispatcher {
       this.queue.splice(0, this.queueHead);
       this.queueHead = 0;
     }
+    this.noteBacklog();
     this.checkIdle();
+  }
+
+  /**
+   * After a pump: what is still queued could not be handed out (every task slot taken, or the
+   * latency bound reached), so it waits for a worker. Only pump hands work out, so only its end
+   * can begin or end a backlog.
+   */
+  private noteBacklog(): void {
+    if (this.queued) {
+      this.backlogSince ??= performance.now();
+    } else if (this.backlogSince !== undefined) {
+      this.backlogMs += performance.now() - this.backlogSince;
+      this.backlogSince = undefined;
+    }
   }
 
   private launch(batch: Pending[], isRetry: boolean): void {

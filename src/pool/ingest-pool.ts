@@ -1,13 +1,21 @@
 /**
- * The piscina wrapper: a fixed-size pool (minThreads === maxThreads) of ingest workers, the
- * shared input arena and item slots they read, the micro-batching dispatcher in front of it,
- * warm-up before the port opens, crash recovery, and close.
+ * The ingest pool: an elastic set of workers (one single-thread piscina each, worker-lane.ts),
+ * the shared input arena and item slots they read, the micro-batching dispatcher in front of
+ * them, warm-up before the port opens, crash recovery, and close.
+ *
+ * It starts with `min_threads` workers (1) and grows one worker at a time towards `threads`
+ * while work keeps waiting, and shrinks back when the workers' busy time would fit in fewer
+ * (scale-policy.ts): an idle daemon costs one worker's memory on any number of cores.
+ *
+ * A worker added under load takes work as soon as its thread has loaded, without synthetic
+ * warm-up: warm-up at start is free because the port is not open yet, but under load every
+ * millisecond spent on synthetic batches is one the backlog waits for, and real batches warm the
+ * same code paths. Its first batches run on a cold JIT; the other workers' do not slow down.
  */
 import { allocateAlertRing } from '../shm/alert-ring.js';
 import { allocateDetectState } from '../shm/detect-state.js';
 import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
-import { Piscina } from 'piscina';
 import type { Config } from '../config.js';
 import { log } from '../log.js';
 import type { StoreBuffers, StoreReader } from '../shm/index.js';
@@ -16,7 +24,9 @@ import { Dispatcher, type TaskRunner } from './dispatcher.js';
 import { allocateExpress, ExpressPoster } from './express.js';
 import { InputArena } from './input-arena.js';
 import { allocateSlots, SlotAllocator, SlotView } from './item-slots.js';
-import type { IngestResult, ItemOutcome, TaskItem, WarmupResult, WorkerInit, WorkerTask } from './messages.js';
+import type { ItemOutcome, TaskItem, WorkerInit } from './messages.js';
+import { ScalePolicy } from './scale-policy.js';
+import { WorkerLane, type LaneOptions } from './worker-lane.js';
 
 export function workerFile(): string {
   // src/pool/ingest-pool.ts runs as dist/src/pool/ingest-pool.js; the worker is dist/workers/ingest.js
@@ -39,9 +49,28 @@ export class IngestPool implements TaskRunner {
   readonly slots: SlotView;
   readonly slotAlloc: SlotAllocator;
   readonly dispatcher: Dispatcher;
-  private readonly piscina: Piscina<WorkerTask, IngestResult | WarmupResult>;
+  /** the workers that take tasks, oldest first (routing prefers the oldest when they tie) */
+  private lanes: WorkerLane[] = [];
+  /** a lane added under load whose thread has not loaded yet (one at a time) */
+  private starting: WorkerLane | undefined;
+  /** lanes removed and not yet terminated; close() waits for them */
+  private readonly leaving = new Set<Promise<void>>();
+  private readonly laneOptions: LaneOptions;
+  private nextLaneId = 0;
+  private readonly policy: ScalePolicy;
+  private readonly scaleTimer: NodeJS.Timeout;
+  private lastSample = { at: performance.now(), backlogMs: 0, busyMs: 0 };
+  /** busy time of lanes already removed, so the pool's total never goes back */
+  private busyOfRemovedMs = 0;
+  private waitOfRemovedMs = 0;
+  readonly maxThreads: number;
+  readonly minThreads: number;
+  /** workers added under load, and removed after idling */
+  grows = 0;
+  shrinks = 0;
   private readonly shedBytes: number;
   private closed = false;
+  private warming = false;
   crashes = 0;
   /** secrets redacted per class by all workers (counts, never values) */
   // keyed by rule names the user chooses ("constructor", "__proto__"): no prototype to collide with
@@ -86,38 +115,48 @@ export class IngestPool implements TaskRunner {
       detect: this.detectBuffers,
       ...(this.express ? { express: this.express.buffer } : {}),
     };
-    this.piscina = new Piscina({
+    this.laneOptions = {
       filename: workerFile(),
-      minThreads: p.threads,
-      maxThreads: p.threads,
-      concurrentTasksPerWorker: p.concurrent_tasks_per_worker,
-      idleTimeout: Number.MAX_SAFE_INTEGER,
-      // the dispatcher bounds what enters the pool; piscina's own queue stays short
-      maxQueue: Number.MAX_SAFE_INTEGER,
       workerData: init,
-      // A worker's objects die young (one batch); V8's default young generation is sized for
-      // long-lived heaps and cost ~30 MB of RSS per worker for nothing. Measured: 436 → 406 MB
-      // peak with full rings and 2 workers, throughput unchanged.
-      resourceLimits: { maxYoungGenerationSizeMb: p.worker_young_generation_mb },
-      closeTimeout: p.shutdown_drain_ms,
-    });
-    this.piscina.on('error', (err: unknown) => log.error('ingest pool error', { error: String(err) }));
+      concurrentTasks: p.concurrent_tasks_per_worker,
+      youngGenerationMb: p.worker_young_generation_mb,
+      closeTimeoutMs: p.shutdown_drain_ms,
+      onError: (err: unknown) => log.error('ingest pool error', { error: String(err) }),
+    };
+    this.maxThreads = p.threads;
+    this.minThreads = Math.min(p.min_threads, p.threads);
+    // a lane made now is ready at once: piscina holds its first tasks until the thread has loaded,
+    // and nothing is waiting before the port opens
+    for (let i = 0; i < this.minThreads; i++) this.lanes.push(new WorkerLane(this.nextLaneId++, this.laneOptions, true));
     this.dispatcher = new Dispatcher(this, this.slots, {
       maxItems: p.max_items_per_task,
       maxBytes: p.max_bytes_per_task,
-      maxInflight: p.threads * p.concurrent_tasks_per_worker,
-      workers: p.threads,
+      maxInflight: this.minThreads * p.concurrent_tasks_per_worker,
+      workers: this.minThreads,
       latencyBytes: p.latency_bound_bytes,
       sparseBytes: p.sparse_group_bytes,
     });
+    this.policy = new ScalePolicy({ min: this.minThreads, max: this.maxThreads, growAfterMs: p.grow_after_ms, shrinkAfterMs: p.shrink_after_ms });
+    this.scaleTimer = setInterval(() => this.scale(), p.scale_check_ms);
+    this.scaleTimer.unref();
   }
 
+  /** ingest workers taking tasks now */
   get threads(): number {
-    return this.piscina.threads.length;
+    return this.lanes.length;
   }
 
+  /** a worker being added (its thread loading) */
+  get startingThreads(): number {
+    return this.starting ? 1 : 0;
+  }
+
+  /** piscina's utilization, averaged over the workers there are */
   get utilization(): number {
-    return this.piscina.utilization;
+    if (this.lanes.length === 0) return 0;
+    let sum = 0;
+    for (const l of this.lanes) sum += l.utilization;
+    return sum / this.lanes.length;
   }
 
   /** Admission control: refuse new work (nack/503) before the workers saturate. */
@@ -130,7 +169,7 @@ export class IngestPool implements TaskRunner {
   async run(items: TaskItem[], recvTime: number): Promise<ItemOutcome[]> {
     const live = this.redaction;
     const redaction = live.version > 0 ? { version: live.version, rules: live.rules, allowlist: live.allowlist } : undefined;
-    const r = await this.piscina.run({ kind: 'ingest', items, recvTime, ...(redaction ? { redaction } : {}) });
+    const r = await this.route().run({ kind: 'ingest', items, recvTime, ...(redaction ? { redaction } : {}) });
     if (r.kind !== 'ingest') throw new Error(`unexpected worker result kind ${r.kind}`);
     if (r.redacted) for (const [cls, n] of Object.entries(r.redacted)) this.redacted[cls] = (this.redacted[cls] ?? 0) + n;
     if (r.redactionFailed) this.redactionFailed += r.redactionFailed;
@@ -142,28 +181,132 @@ export class IngestPool implements TaskRunner {
     this.crashes++;
     log.warn('ingest worker failed a task; retrying its items one by one', { error: String(err) });
     // A worker that died holding the store's commit lock would stall every other writer.
-    const live = new Set(this.piscina.threads.map((w) => w.threadId));
+    const live = new Set<number>();
+    for (const l of this.lanes) for (const id of l.threadIds()) live.add(id);
+    if (this.starting) for (const id of this.starting.threadIds()) live.add(id);
     this.o.reader.releaseLockIfHolderDead(live);
     // and owners waiting for a frame it took from the express board go by the item slot instead
     this.express?.orphanDeadTakers(live);
   }
 
-  /** Runs synthetic batches through every worker so the JIT is warm before traffic arrives. */
-  async warmup(): Promise<{ batches: number; ms: number }> {
+  /**
+   * The worker for the next task: the least busy ready one, the oldest when they tie, so a
+   * trickle stays on the first worker. The dispatcher never has more tasks out than the ready
+   * workers can hold, so the pick always has room.
+   */
+  private route(): WorkerLane {
+    let best = this.lanes[0];
+    if (!best) throw new Error('ingest pool has no worker');
+    for (const l of this.lanes) if (l.inflight < best.inflight) best = l;
+    return best;
+  }
+
+  /** Runs synthetic batches through every worker present at start so the JIT is warm before traffic arrives. */
+  async warmup(): Promise<{ batches: number; ms: number; workers: number }> {
     const n = this.o.config.pool.warmup_batches;
-    if (n === 0) return { batches: 0, ms: 0 };
+    if (n === 0) return { batches: 0, ms: 0, workers: this.lanes.length };
     const t0 = performance.now();
     const per = Math.max(1, Math.ceil(n / 4));
     const jobs: Promise<unknown>[] = [];
-    for (let i = 0; i < this.o.config.pool.threads * 4; i++) jobs.push(this.piscina.run({ kind: 'warmup', batches: per }));
-    await Promise.all(jobs);
-    return { batches: per * jobs.length, ms: Math.round(performance.now() - t0) };
+    // warm-up tasks queue behind each other on purpose: that is no reason to grow
+    this.warming = true;
+    try {
+      for (const lane of this.lanes) for (let i = 0; i < 4; i++) jobs.push(lane.run({ kind: 'warmup', batches: per }));
+      await Promise.all(jobs);
+    } finally {
+      this.warming = false;
+      this.lastSample = this.sampleTotals(performance.now());
+    }
+    return { batches: per * jobs.length, ms: Math.round(performance.now() - t0), workers: this.lanes.length };
+  }
+
+  /** One sample of the dispatcher's backlog and the workers' busy time; grow or shrink by one. */
+  private scale(): void {
+    if (this.closed || this.warming) return;
+    const now = performance.now();
+    // Work waits in two places: in the dispatcher (every task slot taken, or the latency bound),
+    // and inside a worker, behind the task it is running (routing gives a worker a second task
+    // only when every worker has one). Per-session order keeps one session's frames to one task at
+    // a time, so a few busy sessions fill the workers' second slots long before the dispatcher
+    // queues anything.
+    const cur = this.sampleTotals(now);
+    const last = this.lastSample;
+    this.lastSample = cur;
+    const ms = now - last.at;
+    const { backlogMs, busyMs } = cur;
+    const decision = this.policy.decide({ ms, backlogMs: Math.min(ms, Math.max(0, backlogMs - last.backlogMs)), busyMs: Math.max(0, busyMs - last.busyMs) }, this.lanes.length, this.starting !== undefined);
+    if (decision === 'grow') this.grow();
+    else if (decision === 'shrink') this.shrink();
+  }
+
+  private sampleTotals(now: number): { at: number; backlogMs: number; busyMs: number } {
+    let backlogMs = this.dispatcher.backlogTotalMs(now) + this.waitOfRemovedMs;
+    let busyMs = this.busyOfRemovedMs;
+    for (const l of this.lanes) {
+      busyMs += l.busyTotalMs(now);
+      backlogMs += l.waitTotalMs(now);
+    }
+    return { at: now, backlogMs, busyMs };
+  }
+
+  /** Adds a worker; it takes tasks once its thread answered a no-op (it has loaded). */
+  private grow(): void {
+    const lane = new WorkerLane(this.nextLaneId++, this.laneOptions, false);
+    this.starting = lane;
+    const t0 = performance.now();
+    lane.run({ kind: 'warmup', batches: 0 }).then(
+      () => {
+        this.starting = undefined;
+        if (this.closed) {
+          void lane.destroy();
+          return;
+        }
+        lane.ready = true;
+        this.lanes.push(lane);
+        this.grows++;
+        this.resizeDispatcher();
+        log.debug('ingest pool grew', { workers: this.lanes.length, max: this.maxThreads, start_ms: Math.round(performance.now() - t0), queued_bytes: this.dispatcher.pendingBytes });
+      },
+      (err: unknown) => {
+        // a thread that cannot even load is not retried here: the next sustained backlog tries again
+        this.starting = undefined;
+        if (this.closed) return;
+        log.warn('ingest worker added under load failed to start', { error: String(err) });
+        void lane.destroy();
+      },
+    );
+  }
+
+  /** Removes the newest worker holding no task (it holds no express entry and no lock either). */
+  private shrink(): void {
+    for (let i = this.lanes.length - 1; i >= this.minThreads; i--) {
+      const lane = this.lanes[i]!;
+      if (lane.inflight > 0) continue;
+      this.lanes.splice(i, 1);
+      this.busyOfRemovedMs += lane.busyTotalMs(performance.now());
+      this.waitOfRemovedMs += lane.waitTotalMs(performance.now());
+      this.shrinks++;
+      this.resizeDispatcher();
+      const gone = lane.destroy().catch((err: unknown) => log.warn('ingest worker did not stop cleanly', { error: String(err) }));
+      this.leaving.add(gone);
+      void gone.then(() => this.leaving.delete(gone));
+      log.debug('ingest pool shrank', { workers: this.lanes.length, min: this.minThreads });
+      return;
+    }
+  }
+
+  private resizeDispatcher(): void {
+    const n = this.lanes.length;
+    this.dispatcher.resize(n, n * this.o.config.pool.concurrent_tasks_per_worker);
   }
 
   async close(drainMs: number): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearInterval(this.scaleTimer);
     await Promise.race([this.dispatcher.whenIdle(), new Promise((r) => setTimeout(r, drainMs).unref())]);
-    await this.piscina.destroy();
+    const lanes = this.lanes;
+    this.lanes = [];
+    await Promise.all([...lanes.map((l) => l.destroy()), ...(this.starting ? [this.starting.destroy()] : []), ...this.leaving]);
   }
 }

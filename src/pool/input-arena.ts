@@ -7,6 +7,8 @@
  * would straddle the end); `release` marks a slice done and the tail advances over the done
  * prefix. Tasks finish out of order, so a slow slice holds the tail back; the arena is sized so
  * that only sustained overload fills it, and a full arena is admission control's last word.
+ * Pages of the SharedArrayBuffer are zero-filled by the OS on first touch; nothing writes the
+ * arena ahead of use, so its resident size is what the deepest backlog touched.
  */
 export interface ArenaSlice {
   readonly off: number;
@@ -78,7 +80,11 @@ export class InputArena {
     if (this.liveStart === this.live.length) {
       this.live.length = 0;
       this.liveStart = 0;
-      this.tail = this.head;
+      // Empty: start again at offset 0. A ring that kept bumping would walk the whole arena
+      // under light traffic and leave every page of it resident; this way the pages touched are
+      // the deepest backlog's, not the traffic's total.
+      this.head = 0;
+      this.tail = 0;
     } else if (this.liveStart > 1024 && this.liveStart * 2 > this.live.length) {
       this.live.splice(0, this.liveStart);
       this.liveStart = 0;

@@ -3,6 +3,10 @@
  * rings, and hands back the answers. Bounded (queries waiting, time per query); a worker that
  * crashes or hangs fails the queries it held with a stable code and is replaced on the next one,
  * so one bad read never takes observe down for everyone.
+ *
+ * The thread starts with the first read that needs it, not with the app: it costs ~18 MB of RSS,
+ * which an idle daemon, or an agent that never folds a read, should not pay. That first read
+ * waits for the thread to load (tens of ms) once.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -56,6 +60,11 @@ export class ScanWorker {
     return this.pending.size;
   }
 
+  /** whether the thread exists now (it starts on the first read, and again after a failure) */
+  get running(): boolean {
+    return this.worker !== null;
+  }
+
   run(q: FoldQuery): Promise<FoldAnswer> {
     if (this.closed) return Promise.reject(gasolineError('shutting_down'));
     if (this.pending.size >= (this.o.maxPending ?? 32)) {
@@ -71,11 +80,6 @@ export class ScanWorker {
       this.pending.set(id, { resolve, reject, timer });
       w.postMessage({ t: 'fold', id, q } satisfies ScanRequest);
     });
-  }
-
-  /** Starts the thread ahead of the first query. */
-  prime(): void {
-    if (!this.closed) this.spawned();
   }
 
   /** Fault injection: the worker exits at once (crash), or spins forever (hang), whatever it was reading. */

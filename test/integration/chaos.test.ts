@@ -7,7 +7,7 @@ import { startTestServer } from '../helpers/server.js';
 let server: App;
 
 beforeAll(async () => {
-  server = await startTestServer({ pool: { threads: 2 } }, { faultInjection: true });
+  server = await startTestServer({ pool: { threads: 2, min_threads: 2 } }, { faultInjection: true });
 });
 afterAll(async () => {
   await server.close();

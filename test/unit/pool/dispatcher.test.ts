@@ -173,3 +173,49 @@ describe('Dispatcher crash recovery', () => {
     expect(d.stats.poisoned).toBe(1);
   });
 });
+
+/** lets wall time pass without yielding, so nothing the test did not do can happen meanwhile */
+function spin(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end);
+}
+
+describe('Dispatcher under an elastic pool', () => {
+  it('resize lets more tasks out at once when a worker is added, and holds the next ones back when one goes', async () => {
+    const { d, launched, ws } = harness({ latencyBytes: 0, maxInflight: 2, workers: 1, maxItems: 1 });
+    for (const s of ['a', 'b', 'c', 'd', 'e']) d.submitGroup([ws(s, 1 * KB)]);
+    await turn();
+    expect(d.stats.inflightTasks).toBe(2);
+    d.resize(2, 4);
+    expect(d.stats.inflightTasks).toBe(4);
+    d.resize(1, 2);
+    // what is out stays out; the last group waits for the inflight count to fall under the new bound
+    for (const l of launched.splice(0, 2)) l.finish();
+    await turn();
+    expect(d.stats.inflightTasks).toBe(2);
+    for (const l of launched.splice(0, 2)) l.finish();
+    await turn();
+    expect(d.stats.inflightTasks).toBe(1);
+    expect(d.stats.queuedItems).toBe(0);
+  });
+
+  it('counts backlog time only while queued work could not be handed out', async () => {
+    const { d, launched, ws } = harness({ latencyBytes: 0, maxInflight: 1, workers: 1, maxItems: 1 });
+    d.submitGroup([ws('a', 1 * KB)]);
+    await turn();
+    // handed out at once: no backlog, even though it sat queued until the pump
+    expect(d.backlogTotalMs()).toBe(0);
+    d.submitGroup([ws('b', 1 * KB)]);
+    await turn();
+    const t0 = performance.now();
+    const during = d.backlogTotalMs();
+    spin(20);
+    expect(d.backlogTotalMs()).toBeGreaterThanOrEqual(during + (performance.now() - t0) - 1);
+    launched[0]!.finish();
+    await turn();
+    const after = d.backlogTotalMs();
+    expect(after).toBeGreaterThan(15);
+    spin(10);
+    expect(d.backlogTotalMs()).toBe(after);
+  });
+});
