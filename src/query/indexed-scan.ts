@@ -9,7 +9,7 @@ import type { StoreReader } from '../shm/index.js';
 import { hitOf, type IndexEntry, type MatchIndex } from './match-index.js';
 import { redactRead, readRulesOf } from './read-rules.js';
 import { decode, type ScanResult, type ScanSpec } from './scan.js';
-import { ScanBudget, scanSliced, SLICE_MS } from './sliced-scan.js';
+import { type ScanBudget, scanSliced, SLICE_MS } from './sliced-scan.js';
 import { headerOnly, inScope } from './tab-scope.js';
 
 /** ordinals between two looks at the clock in the index's part */
