@@ -287,6 +287,8 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteOutput> {
         f['clients3.daemon_idle_rss_mb'] = r.daemon_idle_rss_mb;
         f['clients3.daemon_rss_over_standalone_idle_mb'] = r.daemon_rss_over_standalone_idle_mb;
         f['clients3.bridge_rss_max_mb'] = Math.max(r.bridge_idle_rss_max_mb, r.bridge_peak_rss_max_mb);
+        f['clients3.node_floor_rss_mb'] = r.node_floor_rss_mb;
+        f['clients3.bridge_rss_over_node_floor_mb'] = Math.round((f['clients3.bridge_rss_max_mb'] - r.node_floor_rss_mb) * 10) / 10;
         f['clients3.daemon_peak_rss_mb'] = r.daemon_peak_rss_mb;
         f['clients3.loss_free'] = r.accounting.ok && r.clients.every((c) => c.observe_errors === 0);
         badLines.push(r.stdout_bad_lines);

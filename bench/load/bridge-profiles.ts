@@ -187,6 +187,8 @@ export interface ClientsResult {
   bridge_idle_rss_max_mb: number;
   daemon_peak_rss_mb: number;
   bridge_peak_rss_max_mb: number;
+  /** the least any Node relay costs here, same run: node holding stdin open after one HTTP request to the daemon */
+  node_floor_rss_mb: number;
   daemon_cpu_pct: number;
   accounting: Accounting;
   stdout_bad_lines: number;
@@ -236,6 +238,7 @@ export async function runClients(o: {
     const daemonPid = bridges[0]!.pid;
     const daemonIdle = rssOf(daemonPid).rss_mb;
     const bridgeIdle = bridges.map((m) => m.clientRss().rss_mb);
+    const nodeFloor = await nodeFloorRss(o.port);
 
     const support = await detectStreaming(bridges[0]!);
     const before = await getHealth(o.port);
@@ -286,6 +289,7 @@ export async function runClients(o: {
       bridge_idle_rss_max_mb: Math.max(...bridgeIdle),
       daemon_peak_rss_mb: daemonPeak,
       bridge_peak_rss_max_mb: Math.max(...clients.map((c) => c.bridge_peak_rss_mb)),
+      node_floor_rss_mb: nodeFloor,
       daemon_cpu_pct: Math.round((cpu / seconds) * 100),
       accounting: acct,
       stdout_bad_lines: Math.max(...bridges.map((b) => b.badLines)),
@@ -295,3 +299,21 @@ export async function runClients(o: {
     for (const b of [...bridges].reverse()) await b.stop();
   }
 }
+
+/**
+ * RSS of the least a Node process relaying stdio to the daemon must be: node itself, stdin read,
+ * node:http loaded and one request made. Measured in the same run as the bridges, so a bridge's
+ * RSS is read against what Node alone costs on this machine today.
+ */
+async function nodeFloorRss(port: number): Promise<number> {
+  const { spawn } = await import('node:child_process');
+  const script = `process.stdin.on('data', () => {}); require('node:http').get('http://127.0.0.1:${port}/health', (r) => r.resume()).on('error', () => {});`;
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['pipe', 'ignore', 'ignore'] });
+  try {
+    await sleep(1000);
+    return rssOf(child.pid!).rss_mb;
+  } finally {
+    child.kill('SIGKILL');
+  }
+}
+

@@ -4,7 +4,6 @@
  * daemon, and a daemon is started detached (its own process group, its output in a log file) so
  * it outlives the bridge that started it.
  */
-import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
@@ -174,7 +173,9 @@ const BIN = fileURLToPath(new URL('../../../bin/gasoline', import.meta.url));
  * Starts `gasoline --server` detached: its own process group (a signal to the bridge's group,
  * such as the agent's Ctrl-C, does not reach it), stdin closed, output to a 0600 file.
  */
-export function spawnDaemon(stateDir: string, port: number, args: string[]): number {
+export async function spawnDaemon(stateDir: string, port: number, args: string[]): Promise<number> {
+  // loaded only when a daemon is started: most bridges find one running
+  const { spawn } = await import('node:child_process');
   makePrivateDir(stateDir);
   const out = openSync(daemonOutputPath(stateDir, port), 'a', FILE_MODE);
   try {

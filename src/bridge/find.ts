@@ -68,7 +68,7 @@ async function startAndWait(o: FindOptions, deadline: number): Promise<string | 
   const { stateDir, port } = o;
   const outPath = daemonOutputPath(stateDir, port);
   const from = sizeOf(outPath);
-  const pid = spawnDaemon(stateDir, port, o.daemonArgs);
+  const pid = await spawnDaemon(stateDir, port, o.daemonArgs);
   log.info('bridge started a daemon', { pid, port, output: daemonOutputPath(stateDir, port) });
   while (Date.now() < deadline) {
     if ((await probe(port)).state !== 'none') return null;
