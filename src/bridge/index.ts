@@ -2,28 +2,20 @@
  * The bridge: what an agent's MCP config runs. MCP on stdio, relayed to the daemon on the port
  * over one MCP session (./relay.ts, ./upstream.ts); initialize, the tool list and the guide are
  * answered at once from what the build recorded (./answers.ts), before any daemon is up. It loads
- * no engine, worker, native module, SDK or zod: an agent waits on its start, and it runs beside
- * every agent for hours (test/unit/architecture/bridge-weight.test.ts keeps it so).
+ * no engine, worker, native module, SDK or zod (test/unit/architecture/imports.test.ts keeps it
+ * so): an agent waits on its start, and it runs beside every agent for hours.
+ *
+ * Two steps, so that an agent's first request is answered at node's own start: this module loads
+ * only the stdio side and starts reading; the way to the daemon (HTTP, discovery, the client id's
+ * hash) loads after, and what the agent sent meanwhile waits for it in ./late-upstream.ts.
  */
-import { randomBytes } from 'node:crypto';
-import { deriveClientId } from '../clients/client-id.js';
 import { EXIT } from '../exit-codes.js';
 import { log, setLogLevel } from '../log.js';
 import { StdoutWriter } from '../mcp/stdout-writer.js';
 import { loadAnswers, type RecordedAnswers } from './answers.js';
+import { LateUpstream } from './late-upstream.js';
 import type { BridgeOptions } from './options.js';
 import { Relay } from './relay.js';
-import { describe, Upstream } from './upstream.js';
-
-/** --client-id, else this directory's id (a restarted agent finds its state), else random */
-export function resolveClientId(explicit: string | undefined): string {
-  try {
-    return deriveClientId(explicit);
-  } catch {
-    // the working directory was deleted under us: no stable id to derive
-    return `rnd-${randomBytes(6).toString('hex')}`;
-  }
-}
 
 export async function runBridge(o: BridgeOptions): Promise<void> {
   setLogLevel(o.logLevel);
@@ -37,14 +29,35 @@ export async function runBridge(o: BridgeOptions): Promise<void> {
   }
   if (connectOnly) {
     // --connect with nothing to connect to is a mistake to say at once, not a bridge that waits
+    const { describe, Upstream } = await import('./upstream.js');
     const found = await Upstream.probeOnce({ stateDir: o.stateDir, port: o.port });
     if (found.kind === 'none') {
       process.stderr.write(`gasoline: ${describe(found, o.port, o.stateDir)}\n`);
       process.exit(EXIT.noDaemon);
     }
   }
-  const clientId = resolveClientId(o.clientId);
   const writer = new StdoutWriter(process.stdout);
+  const late = new LateUpstream();
+  let closing = false;
+  const end = (reason: string): void => {
+    if (closing) return;
+    closing = true;
+    log.info('bridge session ended', { reason });
+    relay.stop();
+    void late.close().finally(() => process.exit(EXIT.ok));
+  };
+  const relay = new Relay(process.stdin, writer, answers, late, () => end('stdin closed'));
+  writer.onBrokenPipe((err) => end(`stdout broken: ${err.message}`));
+  for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(sig, () => end(sig));
+  relay.start();
+
+  // A relay's work is JSON.parse/stringify (builtins) and a little routing: optimizing compilers
+  // would buy it nothing and cost it ~6 MB of its 45 MB under a burst of calls (PERFORMANCE.md).
+  const v8 = await import('node:v8');
+  v8.setFlagsFromString('--no-opt');
+  v8.setFlagsFromString('--no-maglev');
+  const { Upstream, resolveClientId } = await import('./upstream.js');
+  const clientId = resolveClientId(o.clientId);
   const upstream = new Upstream({
     stateDir: o.stateDir,
     port: o.port,
@@ -55,18 +68,7 @@ export async function runBridge(o: BridgeOptions): Promise<void> {
     // the daemon's pushes (alerts as notifications/message) go to the agent as they came
     relay: (m) => relay.push(m),
   });
-  let closing = false;
-  const end = (reason: string): void => {
-    if (closing) return;
-    closing = true;
-    log.info('bridge session ended', { reason });
-    relay.stop();
-    void upstream.close().finally(() => process.exit(EXIT.ok));
-  };
-  const relay = new Relay(process.stdin, writer, answers, upstream, () => end('stdin closed'));
-  writer.onBrokenPipe((err) => end(`stdout broken: ${err.message}`));
-  for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(sig, () => end(sig));
-  relay.start();
+  late.attach(upstream);
   upstream.start();
   log.info('bridge ready', { port: o.port, client_id: clientId, mode: o.mode });
 }

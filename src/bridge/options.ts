@@ -13,7 +13,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { CLI_OPTIONS, type CliValues, daemonArgsFor, defaultStateDir, LOG_LEVELS, MODE_FLAGS, numberFlag, parseDuration } from '../cli-options.js';
-import { CLIENT_ID_RE } from '../daemon/contract.js';
+import { CLIENT_ID_RE } from '../daemon/client-id-pattern.js';
 import type { LogLevel } from '../log.js';
 
 export interface BridgeOptions {

@@ -4,6 +4,8 @@
  * anew, and what the agent set on the session (streaming, log level) is applied to the new one.
  * Requests made meanwhile wait a bounded time, then answer with what is wrong and what to do.
  */
+import { randomBytes } from 'node:crypto';
+import { deriveClientId } from '../clients/client-id.js';
 import { readDaemonToken, tokenPath } from '../daemon/contract.js';
 import { log } from '../log.js';
 import { VERSION } from '../version.js';
@@ -38,6 +40,16 @@ interface Session {
   info: DaemonInfo;
   /** the push stream failed before the session was in use */
   dead?: string;
+}
+
+/** --client-id, else this directory's id (a restarted agent finds its state), else random */
+export function resolveClientId(explicit: string | undefined): string {
+  try {
+    return deriveClientId(explicit);
+  } catch {
+    // the working directory was deleted under us: no stable id to derive
+    return `rnd-${randomBytes(6).toString('hex')}`;
+  }
 }
 
 export class Upstream {

@@ -12,8 +12,7 @@ import { writePrivateFile } from '../state-dir.js';
 export const MCP_PATH = '/mcp';
 /** the client identity a bridge speaks for; sessions with one id share that client's state */
 export const CLIENT_HEADER = 'x-gasoline-client';
-/** ids are file names under the state dir and keys in /health: short and inert */
-export const CLIENT_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
+export { CLIENT_ID_RE } from './client-id-pattern.js';
 
 /** the per-daemon bearer token, readable by this user only */
 export function tokenPath(stateDir: string, port: number): string {
