@@ -51,11 +51,6 @@ export async function runBridge(o: BridgeOptions): Promise<void> {
   for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(sig, () => end(sig));
   relay.start();
 
-  // A relay's work is JSON.parse/stringify (builtins) and a little routing: optimizing compilers
-  // would buy it nothing and cost it ~6 MB of its 45 MB under a burst of calls (PERFORMANCE.md).
-  const v8 = await import('node:v8');
-  v8.setFlagsFromString('--no-opt');
-  v8.setFlagsFromString('--no-maglev');
   const { Upstream, resolveClientId } = await import('./upstream.js');
   const clientId = resolveClientId(o.clientId);
   const upstream = new Upstream({
