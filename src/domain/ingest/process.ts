@@ -6,6 +6,7 @@
 import { HTTP_BODY, KINDS, PAGE_FIELD, kindId, type HttpRoute, type Kind } from '../kinds.js';
 import { RECORD_SCHEMAS, type BatchFrame, type IngestedRecord, type IngestedRecordOf, type WireRecordOf } from '../wire/schemas.js';
 import { normalizeRecord, toEpochMs } from '../wire/normalize.js';
+import { compileCheck, NOT_SURE, type FastCheck } from '../wire/fast-check.js';
 import { FREE_TEXT_FIELDS, type Redactor, type UntypedRecord } from './redactor.js';
 import type { ErrorCode } from '../../errors.js';
 import type { StagedRecord } from '../../shm/index.js';
@@ -38,6 +39,9 @@ export interface IngestOutput {
   redactionFailed: number[];
   errors: RecordError[];
 }
+
+/** The record schemas compiled once per thread: zod itself runs only for records these are not sure of. */
+const RECORD_CHECKS = Object.fromEntries(KINDS.map((k) => [k, compileCheck(RECORD_SCHEMAS[k])])) as Record<Kind, FastCheck | null>;
 
 function emptyOutput(): IngestOutput {
   const z = () => KINDS.map(() => 0);
@@ -91,19 +95,25 @@ export function processHttpBody(route: HttpRoute, body: Uint8Array, ctx: IngestC
 function processArray<K extends Kind>(kind: K, arr: unknown[], tab: number, pageUrl: string | undefined, ctx: IngestContext, out: IngestOutput): void {
   const id = kindId(kind);
   const schema = RECORD_SCHEMAS[kind];
+  const fast = RECORD_CHECKS[kind];
   const pageField = PAGE_FIELD[kind];
   out.received[id]! += arr.length;
   const recs: Array<IngestedRecordOf<K>> = [];
   for (let i = 0; i < arr.length; i++) {
-    const parsed = schema.safeParse(arr[i]);
-    if (!parsed.success) {
-      out.rejected[id]!++;
-      const issue = parsed.error.issues[0]!;
-      pushError(out, ctx, { index: i, kind, code: 'invalid_record', message: `${issue.path.join('.') || '(record)'}: ${issue.message}` });
-      continue;
+    let checked = fast ? fast(arr[i]) : NOT_SURE;
+    if (checked === NOT_SURE) {
+      // zod decides, and words the rejection
+      const parsed = schema.safeParse(arr[i]);
+      if (!parsed.success) {
+        out.rejected[id]!++;
+        const issue = parsed.error.issues[0]!;
+        pushError(out, ctx, { index: i, kind, code: 'invalid_record', message: `${issue.path.join('.') || '(record)'}: ${issue.message}` });
+        continue;
+      }
+      checked = parsed.data;
     }
-    // the schema indexed by K parsed it: its output is K's record (TS cannot follow the index)
-    const wire = parsed.data as WireRecordOf<K>;
+    // K's schema (or its compiled check) passed it: its output is K's record (TS cannot follow the index)
+    const wire = checked as WireRecordOf<K>;
     const clientTime = toEpochMs(wire.ts);
     if (Number.isNaN(clientTime)) {
       out.rejected[id]!++;
