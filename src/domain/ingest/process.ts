@@ -140,8 +140,9 @@ export function validateRecords<K extends Kind>(kind: K, arr: unknown[], pageUrl
       pushError(out, ctx, { index: i, kind, code: 'invalid_record', message: `ts: ${JSON.stringify(wire.ts)} is neither epoch ms nor ISO 8601` });
       continue;
     }
-    // in place: a copy per record would cost more than the rest of this loop
-    const rec = Object.assign(wire, { ts: clientTime }) as IngestedRecordOf<K>;
+    // in place (the check's or zod's own output object): a copy per record would cost more than the rest of this loop
+    (wire as UntypedRecord).ts = clientTime;
+    const rec = wire as unknown as IngestedRecordOf<K>;
     if (pageField && pageUrl !== undefined) {
       // the field comes from the kinds table, not from the record's type
       const loose = rec as UntypedRecord;

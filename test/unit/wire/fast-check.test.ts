@@ -7,7 +7,7 @@
 import { pack, Packr, unpack } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
 import { compileCheck, NOT_SURE } from '../../../src/domain/wire/fast-check.js';
-import { RECORD_SCHEMAS } from '../../../src/domain/wire/schemas.js';
+import { BatchFrameSchema, RECORD_SCHEMAS } from '../../../src/domain/wire/schemas.js';
 import { KINDS, type Kind } from '../../../src/domain/kinds.js';
 import { batchRecords, prng } from '../../../bench/load/frames.js';
 import { mulberry32 } from '../../fixtures/shm-gen.js';
@@ -91,6 +91,25 @@ describe('compiled record checks', () => {
     // both sides were exercised
     expect(fast).toBeGreaterThan(1000);
     expect(zod).toBeGreaterThan(1000);
+  });
+
+  it('hold for the batch frame schema too (decode checks batches with it)', () => {
+    const check = compileCheck(BatchFrameSchema)!;
+    expect(check).not.toBeNull();
+    const full = { t: 'batch', seq: 3, sent_at: 1.5, tab_id: 7, page_url: 'https://a.test/', logs: [FULL.logs], network: [], extra: 1 };
+    const r = mulberry32(23);
+    let fast = 0;
+    for (let i = 0; i < 5000; i++) {
+      const v = i === 0 ? full : mutate(r, full);
+      const got = check(v);
+      if (got === NOT_SURE) continue;
+      fast++;
+      const z = BatchFrameSchema.safeParse(v);
+      if (!z.success) expect.fail(`zod refused a frame the check accepted: ${z.error.issues[0]!.path.join('.')}: ${z.error.issues[0]!.message}`);
+      expect(got).toStrictEqual(z.data);
+      expect(JSON.stringify(got)).toBe(JSON.stringify(z.data));
+    }
+    expect(fast).toBeGreaterThan(500);
   });
 
   it('leave to zod what they do not model: an explicit undefined, odd prototypes', () => {
