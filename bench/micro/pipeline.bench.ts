@@ -10,7 +10,7 @@ import { Bench } from 'tinybench';
 import { buildFramePool } from '../load/frames.js';
 import { prescanMsgpack } from '../../src/domain/wire/prescan.js';
 import { decodeFrame } from '../../src/domain/wire/decode.js';
-import { emptyOutput, encodeRecord, processBatchFrame, redactRecords, resetStaging, validateRecords, type IngestContext } from '../../src/domain/ingest/process.js';
+import { emptyOutput, encodeRecords, processBatchFrame, redactRecords, resetStaging, validateRecords, type IngestContext } from '../../src/domain/ingest/process.js';
 import { normalizeRecord } from '../../src/domain/wire/normalize.js';
 import { Detector } from '../../src/domain/alerts/detect.js';
 import { KINDS, kindId } from '../../src/domain/kinds.js';
@@ -119,8 +119,7 @@ export function stageCosts(frames: readonly Uint8Array[], rounds = 16, msPerRoun
       lap('normalize');
       for (const r of recs) detector.see({ kind: k, rec: r } as IngestedRecord, 0, frame.page_url);
       lap('detect');
-      const id = kindId(k);
-      for (const r of recs) out.records.push(encodeRecord(id, r, tab));
+      encodeRecords(kindId(k), recs, tab, out.records);
       lap('encode');
     }
     writer.commit({ recvTime: ctx.recvTime, records: out.records, received: out.received, rejected: out.rejected });

@@ -100,8 +100,8 @@ function processArray<K extends Kind>(kind: K, arr: unknown[], tab: number, page
     const safe = recs[j]!;
     normalizeRecord(kind, safe);
     ctx.detect?.(tagged(kind, safe), pageUrl);
-    out.records.push(encodeRecord(id, safe, tab));
   }
+  encodeRecords(id, recs, tab, out.records);
 }
 
 /**
@@ -182,6 +182,48 @@ export function redactRecords<K extends Kind>(kind: K, recs: Array<IngestedRecor
 /** Encode: the record as its ring payload (JSON, staged; see `stage`). */
 export function encodeRecord(kindId: number, rec: { ts: number }, tab: number): StagedRecord {
   return { kind: kindId, clientTime: rec.ts, tab, payload: stage(JSON.stringify(rec)) };
+}
+
+/** where one record's JSON ends and the next one's begins, in the JSON of the array */
+const BOUNDARY = '},{"ts":';
+
+/**
+ * Encode a whole array: one JSON.stringify of the array, cut at the records' boundaries, instead of
+ * one call per record (JSON.stringify is ~a quarter of the worker path; the array costs ~17 % less
+ * than its records one by one). Every record's JSON starts with `{"ts":` (ts is the first key of
+ * every record schema, and validate sets it), so the array holds at least n − 1 boundaries; a
+ * nested object can make one more (`args: [{}, {"ts": 1}]`), and then the count is off and the
+ * records are encoded one by one. Exactly n − 1 means every boundary found is a record's.
+ */
+export function encodeRecords(kindId: number, recs: ReadonlyArray<{ ts: number }>, tab: number, into: StagedRecord[]): void {
+  const n = recs.length;
+  if (n > 1) {
+    const json = JSON.stringify(recs);
+    const ends = cutPoints(json, n);
+    if (ends) {
+      let start = 1;
+      for (let i = 0; i < n; i++) {
+        const end = i + 1 < n ? ends[i]! + 1 : json.length - 1;
+        into.push({ kind: kindId, clientTime: recs[i]!.ts, tab, payload: stage(json.slice(start, end)) });
+        start = end + 1;
+      }
+      return;
+    }
+  }
+  for (let i = 0; i < n; i++) into.push(encodeRecord(kindId, recs[i]!, tab));
+}
+
+let cuts = new Int32Array(1024);
+
+/** the positions of the n − 1 boundaries' `}`, or null when there are not exactly n − 1 */
+function cutPoints(json: string, n: number): Int32Array | null {
+  if (cuts.length < n) cuts = new Int32Array(n * 2);
+  let count = 0;
+  for (let at = json.indexOf(BOUNDARY, 1); at >= 0; at = json.indexOf(BOUNDARY, at + BOUNDARY.length)) {
+    if (count === n - 1) return null;
+    cuts[count++] = at;
+  }
+  return count === n - 1 ? cuts : null;
 }
 
 /** A record with its kind beside it; TS cannot pair a generic K with its record on its own. */
