@@ -121,7 +121,12 @@ export class RedactionEngine {
       const from = parts.length;
       const rec = recs[i]!;
       let keyed = false;
-      for (const k of fields) keyed = collect(rec[k], parts, 0) || keyed;
+      for (const k of fields) {
+        const v = rec[k];
+        // most fields are absent or a string: no call for those
+        if (typeof v === 'string') parts.push(v);
+        else if (v !== undefined && v !== null && typeof v === 'object') keyed = collect(v, parts, 0) || keyed;
+      }
       if (keyed) hit[i] = 1;
       // the argument list glued together goes through the same one scan: a token split in two
       if (Array.isArray(rec.args)) {
