@@ -149,6 +149,21 @@ async function microOther(name: string, file: string, exportName: string): Promi
   });
 }
 
+/**
+ * Issue 17's worker-path figures from the pipeline micro result: CPU µs per record by stage (one
+ * row, the generic rows stop at 24) and the two figures slo.json reports beside their targets.
+ */
+function pipelineFigures(figures: Record<string, Figure>): void {
+  const out = profiles.pipeline;
+  if (out?.status !== 'ok' || !Array.isArray(out.result)) return;
+  const st = (out.result as Array<Record<string, unknown>>).find((r) => typeof r.whole === 'number' && typeof r.redactPct === 'number');
+  if (!st) return;
+  const names = ['decode', 'validate', 'redact', 'normalize', 'detect', 'encode', 'commit'];
+  rows.push({ profile: 'pipeline', metric: `worker path by stage, ${names.join(' / ')} = sum; whole (untimed)`, value: `${names.map((n) => st[n]).join(' / ')} = ${st.sum}; ${st.whole}`, unit: 'µs/record (CPU)' });
+  figures['pipeline.worker_us_per_record'] = st.whole as number;
+  figures['pipeline.redaction_pct_of_path'] = st.redactPct as number;
+}
+
 /** Other engineers' micro results have their own shapes: show their numeric leaves, two levels deep. */
 function genericRows(profileName: string, result: unknown): Row[] {
   const out: Row[] = [];
@@ -457,6 +472,7 @@ async function main(): Promise<number> {
   });
   await microOther('ring', './micro/ring.bench.js', 'runRingBench');
   await microOther('pipeline', './micro/pipeline.bench.js', 'runPipelineBench');
+  pipelineFigures(figures);
   await microOther('redaction', './micro/redaction.bench.js', 'runRedactionBench');
   await profile('notify', async () => {
     const n = await runNotifyBench({ quick: !full });
@@ -473,6 +489,7 @@ async function main(): Promise<number> {
 
   const ran = new Set(suite.ran);
   if (profiles.notify?.status === 'ok') ran.add('notify');
+  if (profiles.pipeline?.status === 'ok') ran.add('pipeline');
   if (selected('notify') && !ran.has('notify')) ran.add('notify'); // selected but failed: its SLO fails
   const slo = loadSlos();
   const judged: SloResult[] = judge(slo.slos, figures, suite.unavailable, ran);

@@ -58,6 +58,19 @@ export function eachRun(s: string, fn: (start: number, end: number, capped: bool
     }
     let start = p;
     while (start > floor && isB64(s.charCodeAt(start - 1))) start--;
+    // A run from `start` must reach start + MIN_RUN - 1: read back from there towards p. A gap
+    // means no run holds p, and none can start before the gap, so the next probe goes MIN_RUN past
+    // it: in prose this skips a word further than reading on to the end of p's word did.
+    const reach = start + MIN_RUN - 1;
+    if (reach > p) {
+      if (reach >= to) return;
+      let q = reach;
+      while (q > p && isB64(s.charCodeAt(q))) q--;
+      if (q > p) {
+        p = q + MIN_RUN;
+        continue;
+      }
+    }
     let i = p + 1;
     while (i < to && isB64(s.charCodeAt(i))) i++;
     floor = i;

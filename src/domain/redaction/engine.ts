@@ -12,7 +12,7 @@ import { markUserRules, userRule, UserRuleError, type UserRule } from './user-ru
 import { isSensitiveKey, isSecretValue } from './keyed.js';
 import { redactCookie, redactSetCookie } from './cookies.js';
 import { hasLabel, joinedArgs, redactArgs, scrubMessage } from './args.js';
-import { decodeRun, eachRun, isUserPassword } from './base64.js';
+import { decodeRun, eachRun, isUserPassword, MAX_RUNS } from './base64.js';
 import { markTriggered, mayTrigger } from './trigger.js';
 
 export const RedactionConfigSchema = z
@@ -121,7 +121,12 @@ export class RedactionEngine {
       const from = parts.length;
       const rec = recs[i]!;
       let keyed = false;
-      for (const k of fields) keyed = collect(rec[k], parts, 0) || keyed;
+      for (const k of fields) {
+        const v = rec[k];
+        // most fields are absent or a string: no call for those
+        if (typeof v === 'string') parts.push(v);
+        else if (v !== undefined && v !== null && typeof v === 'object') keyed = collect(v, parts, 0) || keyed;
+      }
       if (keyed) hit[i] = 1;
       // the argument list glued together goes through the same one scan: a token split in two
       if (Array.isArray(rec.args)) {
@@ -138,7 +143,7 @@ export class RedactionEngine {
     const text = parts.join('\n');
     markTriggered(text, starts, hit);
     if (this.userPatterns.length) markUserRules(text, starts, hit, this.userPatterns);
-    for (let i = 0; i < n; i++) if (hit[i] === 0 && this.encodedSecret(text, starts[i]!, i + 1 < n ? starts[i + 1]! - 1 : text.length)) hit[i] = 1;
+    this.markEncoded(text, starts, hit);
     // decode, then look again: only for records that hold an escape at all
     if (text.indexOf('%') >= 0 || text.indexOf('\\') >= 0) {
       for (let i = 0; i < n; i++) {
@@ -148,6 +153,26 @@ export class RedactionEngine {
       }
     }
     return hit;
+  }
+
+  /**
+   * encodedSecret for every record not yet marked, in one pass over the batch's text instead of one
+   * call per record: a run never crosses a record ('\n' joins them and is not base64), so the runs
+   * found are the same, and each record's runs are counted against MAX_RUNS on their own.
+   */
+  private markEncoded(text: string, starts: Int32Array, hit: Uint8Array): void {
+    const n = starts.length;
+    let r = 0;
+    let runs = 0;
+    eachRun(text, (a, b) => {
+      if (r + 1 < n && starts[r + 1]! <= a) {
+        while (r + 1 < n && starts[r + 1]! <= a) r++;
+        runs = 0;
+      }
+      if (hit[r] === 1) return false;
+      if (++runs > MAX_RUNS || this.decodedHolds(text.slice(a, b))) hit[r] = 1;
+      return false;
+    });
   }
 
   private mayHoldDecoded(s: string): boolean {

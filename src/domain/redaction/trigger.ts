@@ -11,7 +11,6 @@
  * without such an anchor are short regexes that V8 can skip through quickly.
  */
 
-const BEARER_BASIC = /(?:[Bb]earer|BEARER|[Bb]asic|BASIC) /g;
 const AWS_KEY_ID = /A[KSGIRNP][IS][ADAP][0-9A-Z]{16}/g;
 const CARD_DIGITS = /[2-6]\d{3}[ -]?\d{4}[ -]?\d{2}/g;
 
@@ -154,7 +153,10 @@ export function markTriggered(text: string, starts: ArrayLike<number>, hit: Uint
   anchored('J', (s, p) => literalAt(s, p - 2, 'ey'));
   anchored('AIza', () => true);
   anchored('PRIVATE KEY', () => true);
-  regex(BEARER_BASIC);
+  // [Bb]earer |BEARER |[Bb]asic |BASIC : anchored on the B (rare in prose), cheaper than the
+  // alternation tried at every position (5 % of the pre-filter)
+  anchored('B', (t, p) => t.startsWith('Bearer ', p) || t.startsWith('Basic ', p) || t.startsWith('BEARER ', p) || t.startsWith('BASIC ', p));
+  anchored('b', (t, p) => t.startsWith('bearer ', p) || t.startsWith('basic ', p));
   regex(AWS_KEY_ID);
   regex(CARD_DIGITS);
 }

@@ -9,8 +9,12 @@ import { Unpackr } from 'msgpackr';
 import type { ErrorCode } from '../../errors.js';
 import { prescanMsgpack, type PrescanLimits } from './prescan.js';
 import { BatchFrameSchema, CLIENT_FRAME_TYPES, ClientFrameSchema, type ClientFrame } from './schemas.js';
+import { compileCheck, NOT_SURE } from './fast-check.js';
 
 export type DecodeResult = { ok: true; frame: ClientFrame } | { ok: false; code: ErrorCode; message: string };
+
+/** batches are nearly every frame: their schema compiled (fast-check.ts); zod for the rest and for what it is not sure of */
+const batchCheck = compileCheck(BatchFrameSchema);
 
 const unpackr = new Unpackr({ useRecords: true, mapsAsObjects: true, int64AsType: 'number' });
 
@@ -30,6 +34,10 @@ export function decodeFrame(bytes: Uint8Array, limits: PrescanLimits): DecodeRes
   const t = (value as { t?: unknown }).t;
   if (typeof t !== 'string' || !CLIENT_FRAME_TYPES.has(t)) {
     return { ok: false, code: 'unknown_frame_type', message: `unknown frame type t=${JSON.stringify(t)?.slice(0, 40) ?? 'undefined'}` };
+  }
+  if (t === 'batch' && batchCheck) {
+    const fast = batchCheck(value);
+    if (fast !== NOT_SURE) return { ok: true, frame: fast as ClientFrame };
   }
   const parsed = (t === 'batch' ? BatchFrameSchema : ClientFrameSchema).safeParse(value);
   if (!parsed.success) {
