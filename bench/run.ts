@@ -18,7 +18,7 @@
  * --soak   steady for 10 minutes
  * --threads N  pool.threads of the server idle_rss starts (a many-core config on this machine)
  * NAME matches a profile or a prefix of one: dispatch ring pipeline redaction notify steady
- * (steady through a bridge, and steady_standalone) bridge_start heavy burst saturate half clients3
+ * (steady through a bridge, and steady_standalone) bridge_start cold_start heavy burst saturate half clients3
  * http floor idle_rss (e.g. `--only steady,saturate`). clients3 without saturate in the same run loads a
  * fixed 50 000 events/s instead of half the maximum.
  */

@@ -5,7 +5,7 @@
  *   ci       floor 10 s (the push path with almost no ingest and no observe: what this machine's thread
  *            wake-ups cost, the reference the loaded profiles are read against), steady 20 s and
  *            steady_standalone 20 s (the same through a bridge and in one process, back to back:
- *            the bridge's cost as a ratio), bridge_start (30 warm + 5 cold spawns), heavy 15 s,
+ *            the bridge's cost as a ratio), bridge_start (30 warm + 5 cold spawns), cold_start (10 --standalone spawns), heavy 15 s,
  *            burst 15 s, saturate 5 × 3 s, half 15 s (ingest at half the maximum saturate
  *            measured, issue 5's condition for push latency), clients3 15 s (3 bridges on one
  *            daemon at that rate), HTTP routes 3 s each, POST /logs vs the Go reference 5 s
@@ -23,7 +23,7 @@
  */
 import type { Figure } from './slo.js';
 import { runHttpLoad, type HttpLoadResult, type HttpRouteName } from './load/http-load.js';
-import { runBridgeStart, runClients, type BridgeStartResult, type ClientsResult } from './load/bridge-profiles.js';
+import { runBridgeStart, runClients, runStandaloneStart, type BridgeStartResult, type ClientsResult, type StandaloneStartResult } from './load/bridge-profiles.js';
 import { buildModes, NO_BRIDGE } from './load/build-modes.js';
 import type { ProcMode } from './load/mcp-client.js';
 import { runProfile, runSaturate, type ProfileResult, type SaturateResult } from './load/profiles.js';
@@ -222,6 +222,22 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteOutput> {
         f['bridge_start.node_floor_p99_ms'] = r.node_floor.p99_ms;
         f['bridge_start.warm_over_node_p99'] = r.warm_over_node_p99;
         f['bridge_start.warm_over_node_p50'] = r.warm_over_node_p50;
+      },
+      true,
+    );
+  }
+  if (d.coldSpawns) {
+    await step(
+      'cold_start',
+      async () => {
+        const r: StandaloneStartResult = await runStandaloneStart({ root: o.root, port: await freePort(), n: 2 * d.coldSpawns });
+        out.results.cold_start = r;
+        f['cold_start.standalone_p50_ms'] = r.standalone.p50_ms;
+        f['cold_start.standalone_p99_ms'] = r.standalone.p99_ms;
+        f['cold_start.node_floor_p50_ms'] = r.node_floor.p50_ms;
+        f['cold_start.node_floor_p99_ms'] = r.node_floor.p99_ms;
+        f['cold_start.standalone_over_node_p50'] = r.standalone_over_node_p50;
+        f['cold_start.standalone_over_node_p99'] = r.standalone_over_node_p99;
       },
       true,
     );

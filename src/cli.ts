@@ -8,6 +8,7 @@ import { CLI_OPTIONS, type CliValues, daemonArgsFor, MODE_FLAGS, numberFlag, par
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { log, setLogLevel } from './log.js';
 import { EXIT } from './exit-codes.js';
+import type { EarlyStdio } from './mcp/early-stdio.js';
 import { StateDirError } from './state-dir.js';
 import { VERSION } from './version.js';
 
@@ -110,7 +111,8 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
   return { help: values.help === true, version: values.version === true, replace: values.replace === true, daemonArgs, config };
 }
 
-export async function main(argv = process.argv.slice(2)): Promise<void> {
+/** `early`: a standalone's stdin read and first initialize answered before this module loaded (src/mcp/early-stdio.ts) */
+export async function main(argv = process.argv.slice(2), early: EarlyStdio | null = null): Promise<void> {
   let parsed: ParsedCli;
   try {
     // --help/--version must work even when the environment holds a bad value
@@ -132,7 +134,7 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   }
   setLogLevel(parsed.config.log_level);
   try {
-    await dispatch(parsed);
+    await dispatch(parsed, early);
   } catch (e) {
     if (e instanceof StateDirError) {
       process.stderr.write(`gasoline: ${e.message}\n`);
@@ -148,7 +150,7 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
  * native uWS binary, a worker or the app (an agent waits on the bridge's start), and --help,
  * --version and a bad config load nothing at all.
  */
-async function dispatch(p: ParsedCli): Promise<void> {
+async function dispatch(p: ParsedCli, early: EarlyStdio | null): Promise<void> {
   const { mode } = p.config;
   if (mode === 'bridge' || mode === 'connect') {
     // bin/gasoline runs a bridge without this module (src/bridge/options.ts); one arrives here
@@ -163,5 +165,5 @@ async function dispatch(p: ParsedCli): Promise<void> {
     process.exit(await runControl(p.config, mode));
   }
   const { run } = await import('./main.js');
-  await run(p.config);
+  await run(p.config, p.config.mode === 'standalone' ? early : null);
 }

@@ -13,12 +13,13 @@ import { compileRedaction } from './domain/redaction/index.js';
 import { startApp, type App } from './app.js';
 import { offlinePort } from './app-port.js';
 import { EXIT } from './exit-codes.js';
+import type { EarlyStdio } from './mcp/early-stdio.js';
 import type { McpPort } from './mcp/port.js';
 import { PortInUseError } from './transport/edge.js';
 import { DIR_MODE, secureStateDir } from './state-dir.js';
 import { VERSION } from './version.js';
 
-export async function run(config: Readonly<Config>): Promise<void> {
+export async function run(config: Readonly<Config>, early: EarlyStdio | null = null): Promise<void> {
   const scrub = compileRedaction(config.redaction);
   setLogScrubber((line) => scrub.redactText(line));
   const lifecycle = createLifecycle({ deadlineMs: config.pool.shutdown_drain_ms + 3000 });
@@ -67,5 +68,6 @@ export async function run(config: Readonly<Config>): Promise<void> {
     stdin: process.stdin,
     stdout: process.stdout,
     onClose: (reason: string) => void lifecycle.shutdown(reason, 0),
+    early,
   });
 }

@@ -38,11 +38,11 @@ export interface BridgeStartResult {
 }
 
 /** Spawns a bridge with its initialize request already on stdin; resolves at the result line. */
-function timeInitialize(root: string, port: number, stateDir: string): Promise<{ ms: number; child: ReturnType<typeof spawn>; out: () => string[] }> {
+function timeInitialize(root: string, port: number, stateDir: string, mode: 'bridge' | 'standalone' = 'bridge'): Promise<{ ms: number; child: ReturnType<typeof spawn>; out: () => string[] }> {
   return new Promise((resolve, reject) => {
-    const env = { ...process.env, GASOLINE_LOG_LEVEL: 'warn' };
+    const env = { ...process.env, GASOLINE_LOG_LEVEL: 'warn', ...(mode === 'standalone' ? { GASOLINE_PORT: String(port), GASOLINE_STATE_DIR: stateDir, GASOLINE_THREADS: '1' } : {}) };
     const t0 = performance.now();
-    const child = spawn(process.execPath, gasolineArgs({ root, port, mode: 'bridge' }, stateDir), { cwd: root, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, gasolineArgs({ root, port, mode }, stateDir), { cwd: root, env, stdio: ['pipe', 'pipe', 'pipe'] });
     trackChild(child);
     // written before the bridge runs: the pipe holds it, as an agent's client does
     child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'gasoline-bench', version: '1' } } })}\n`);
@@ -140,6 +140,46 @@ export async function runBridgeStart(o: { root: string; port: number; warm: numb
   const w = percentiles(warm);
   const f = percentiles(floor);
   return { warm: w, cold: percentiles(cold), cold_first_call: percentiles(coldCall), node_floor: f, warm_over_node_p99: ratio(w.p99_ms, f.p99_ms), warm_over_node_p50: ratio(w.p50_ms, f.p50_ms) };
+}
+
+export interface StandaloneStartResult {
+  /** spawn → the initialize result line of a `--standalone` process (issue 17: < 150 ms) */
+  standalone: Percentiles;
+  /** `node -e 0` spawn → exit, interleaved */
+  node_floor: Percentiles;
+  standalone_over_node_p50: number | null;
+  standalone_over_node_p99: number | null;
+}
+
+/**
+ * A standalone's cold start: spawn → its first initialize answered, `n` times, each followed by
+ * its exit (stdin ended: it stops its workers and frees the port) and a `node -e 0` spawn, the
+ * floor no Node process goes below, interleaved so both see the same machine.
+ */
+export async function runStandaloneStart(o: { root: string; port: number; n: number }): Promise<StandaloneStartResult> {
+  const us = (ms: number): number => Math.max(1, Math.round(ms * 1000));
+  const h = newHistogram();
+  const floor = newHistogram();
+  const stateDir = scratchStateDir();
+  // a start is what is measured: each process is killed once it answered (threads die with it),
+  // rather than waiting seconds for a graceful stop in the middle of its workers' warm-up
+  const kill = async (child: ReturnType<typeof spawn>): Promise<void> => {
+    const exited = new Promise<void>((r) => child.once('exit', () => r()));
+    child.kill('SIGKILL');
+    await exited;
+    await waitPortFree(o.port, 15_000);
+  };
+  // untimed first spawn: the page cache holds node and the modules after it
+  await kill((await timeInitialize(o.root, o.port, stateDir, 'standalone')).child);
+  for (let i = 0; i < o.n; i++) {
+    floor.recordValue(us(await nodeFloor()));
+    const { ms, child } = await timeInitialize(o.root, o.port, stateDir, 'standalone');
+    h.recordValue(us(ms));
+    await kill(child);
+  }
+  const s = percentiles(h);
+  const f = percentiles(floor);
+  return { standalone: s, node_floor: f, standalone_over_node_p50: ratio(s.p50_ms, f.p50_ms), standalone_over_node_p99: ratio(s.p99_ms, f.p99_ms) };
 }
 
 /** One tools/call on a raw bridge child: true when the daemon answered it without error. */

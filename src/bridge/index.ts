@@ -1,7 +1,7 @@
 /**
  * The bridge: what an agent's MCP config runs. MCP on stdio, relayed to the daemon on the port
  * over one MCP session (./relay.ts, ./upstream.ts); initialize, the tool list and the guide are
- * answered at once from what the build recorded (./answers.ts), before any daemon is up. It loads
+ * answered at once from what the build recorded (src/mcp/recorded-answers.ts), before any daemon is up. It loads
  * no engine, worker, native module, SDK or zod (test/unit/architecture/imports.test.ts keeps it
  * so): an agent waits on its start, and it runs beside every agent for hours.
  *
@@ -12,7 +12,7 @@
 import { EXIT } from '../exit-codes.js';
 import { log, setLogLevel } from '../log.js';
 import { StdoutWriter } from '../mcp/stdout-writer.js';
-import { loadAnswers, type RecordedAnswers } from './answers.js';
+import { loadAnswers, type RecordedAnswers } from '../mcp/recorded-answers.js';
 import { LateUpstream } from './late-upstream.js';
 import type { BridgeOptions } from './options.js';
 import { Relay } from './relay.js';

@@ -31,8 +31,14 @@ export interface BridgeOptions {
 
 type Json = Record<string, unknown>;
 
-/** The options of a bridge invocation; null when this is no bridge, or the full CLI must judge it. */
-export function bridgeOptions(argv: readonly string[], env: NodeJS.ProcessEnv): BridgeOptions | null {
+interface Invocation {
+  values: CliValues;
+  file: Json;
+  mode: unknown;
+}
+
+/** The flags, the config file and the mode, read as loadConfig would; null at the first doubt. */
+function readInvocation(argv: readonly string[], env: NodeJS.ProcessEnv): Invocation | null {
   let values: CliValues;
   try {
     ({ values } = parseArgs({ args: [...argv], strict: true, allowPositionals: false, options: CLI_OPTIONS }));
@@ -41,7 +47,7 @@ export function bridgeOptions(argv: readonly string[], env: NodeJS.ProcessEnv): 
   }
   if (values.help || values.version) return null;
   const modes = MODE_FLAGS.filter((m) => values[m] === true);
-  if (modes.length > 1 || (modes[0] && modes[0] !== 'connect')) return null;
+  if (modes.length > 1) return null;
   const problems: string[] = [];
   // checked here only so that a bad one goes to the CLI's report rather than to the daemon's start
   numberFlag('threads', values.threads, problems);
@@ -69,6 +75,23 @@ export function bridgeOptions(argv: readonly string[], env: NodeJS.ProcessEnv): 
   }
   if (env.GASOLINE_MODE) mode = env.GASOLINE_MODE;
   if (modes[0]) mode = modes[0];
+  return { values, file, mode };
+}
+
+/**
+ * Whether this is a `--standalone` invocation as far as can be told without the schema: its
+ * first initialize may then be answered before the engine loads (src/mcp/early-stdio.ts). A
+ * false "no" only costs that head start; the schema still judges every value.
+ */
+export function isStandalone(argv: readonly string[], env: NodeJS.ProcessEnv): boolean {
+  return readInvocation(argv, env)?.mode === 'standalone';
+}
+
+/** The options of a bridge invocation; null when this is no bridge, or the full CLI must judge it. */
+export function bridgeOptions(argv: readonly string[], env: NodeJS.ProcessEnv): BridgeOptions | null {
+  const inv = readInvocation(argv, env);
+  if (!inv) return null;
+  const { values, file, mode } = inv;
   if (mode !== 'bridge' && mode !== 'connect') return null;
   if (values.replace && mode === 'connect') return null;
 

@@ -1,6 +1,6 @@
 /**
  * The bridge's stdio side: JSON-RPC lines from the agent, answered here when the answer is known
- * without the daemon (initialize, ping, the tool list, the guide: ./answers.ts), otherwise sent
+ * without the daemon (initialize, ping, the tool list, the guide: src/mcp/recorded-answers.ts), otherwise sent
  * to the daemon as they came (./upstream.ts), and the daemon's answers and pushes written back as
  * they came. It checks only the envelope (a JSON object, jsonrpc 2.0, a method or an answer, an id
  * of the right type): the daemon's MCP server validates the rest and answers in its own words.
@@ -9,7 +9,7 @@ import type { Readable } from 'node:stream';
 import { LineReader, oversizeError } from '../mcp/line-reader.js';
 import type { StdoutWriter } from '../mcp/stdout-writer.js';
 import { unknownToolError } from '../mcp/unknown-tool.js';
-import { initializeResult, type RecordedAnswers, recordedResult } from './answers.js';
+import { initializeResult, type RecordedAnswers, recordedResult } from '../mcp/recorded-answers.js';
 import type { Id, Msg } from './mcp-session.js';
 
 export interface RelayUpstream {

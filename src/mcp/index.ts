@@ -7,6 +7,7 @@ import type { Config } from '../config.js';
 import { deriveClientId } from '../clients/client-state.js';
 import { log } from '../log.js';
 import type { McpPort } from './port.js';
+import type { EarlyStdio } from './early-stdio.js';
 import { createToolServer } from './server.js';
 import { unknownToolPreflight } from './tool-defs.js';
 import { StdoutWriter } from './stdout-writer.js';
@@ -21,10 +22,12 @@ export interface McpStdioOptions {
   stdout: Writable;
   /** called once when stdin ends or stdout breaks */
   onClose?: (reason: string) => void;
+  /** what bin/gasoline read and answered before the engine loaded (./early-stdio.ts) */
+  early?: EarlyStdio | null;
 }
 
 export async function startMcpStdio(o: McpStdioOptions): Promise<{ close(): Promise<void>; writer: StdoutWriter }> {
-  const writer = new StdoutWriter(o.stdout);
+  const writer = o.early?.writer ?? new StdoutWriter(o.stdout);
   const startedAt = Date.now();
   const g = createToolServer({
     config: o.config,
@@ -55,7 +58,14 @@ export async function startMcpStdio(o: McpStdioOptions): Promise<{ close(): Prom
   writer.onBrokenPipe((err) => {
     end(`stdout broken: ${err.message}`);
   });
+  if (o.early) {
+    // the bytes read early go back into stdin ahead of what comes next; the initialize among them
+    // was answered already, so the SDK's answer to it is dropped
+    o.early.handOver();
+    transport.dropAnswerTo = o.early.answeredId();
+  }
   await mcp.connect(transport);
+  if (o.early) o.stdin.resume();
   return {
     writer,
     close: async () => {

@@ -19,6 +19,8 @@ export class StdioLineTransport implements Transport {
   private closed = false;
   /** answers a request itself with a JSON-RPC error (e.g. an unknown tool), before the SDK sees it */
   preflight?: (message: JSONRPCMessage) => { code: number; message: string } | null;
+  /** a request already answered before the server loaded (./early-stdio.ts): the SDK's answer to it is not sent twice */
+  dropAnswerTo: string | number | null = null;
 
   constructor(
     stdin: Readable,
@@ -58,6 +60,10 @@ export class StdioLineTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
+    if (this.dropAnswerTo !== null && 'id' in message && message.id === this.dropAnswerTo && ('result' in message || 'error' in message)) {
+      this.dropAnswerTo = null;
+      return;
+    }
     const isNotification = !('id' in message);
     await this.writer.write(message, isNotification ? 'notification' : 'response');
   }

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadAnswers } from '../../src/bridge/answers.js';
+import { loadAnswers } from '../../src/mcp/recorded-answers.js';
 import { BIN, testEnv } from '../helpers/bridge.js';
 import { freePort } from '../helpers/net.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -75,6 +75,9 @@ describe("a bridge's own answers are the daemon's server's", () => {
   const both = async (conversation: Array<Line | string>, ids: Array<number | string>): Promise<[Line[], Line[]]> => {
     const b = bridge();
     const s = await standalone();
+    // a first line that is not an initialize: the standalone's SDK server answers the initialize
+    // itself (a first-line initialize it answers early, from the same recorded answers)
+    s.send({ jsonrpc: '2.0', id: 'first', method: 'ping' });
     for (const m of conversation) {
       b.send(m);
       s.send(m);
@@ -151,4 +154,25 @@ describe("a bridge's own answers are the daemon's server's", () => {
     expect(text).toContain('invalid configuration');
     expect(text).toContain('rings.logs');
   }, 30_000);
+
+  it('a standalone answers a first-line initialize before its engine loads: once, as its SDK server would, and the session goes on', async () => {
+    const early = await standalone();
+    const late = await standalone();
+    late.send({ jsonrpc: '2.0', id: 'first', method: 'ping' });
+    for (const p of [early, late]) {
+      p.send(init(1, '2024-11-05'));
+      p.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      p.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+      p.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'configure', arguments: { action: 'health' } } });
+    }
+    const [e, l] = await Promise.all([Promise.all([1, 2, 3].map((id) => early.answer(id))), Promise.all([1, 2, 3].map((id) => late.answer(id)))]);
+    // a second answer to 1 would have come before the answer to 3: none did
+    expect(early.lines().filter((x) => x.id === 1)).toHaveLength(1);
+    expect(e[0]).toEqual(l[0]);
+    expect(e[1]).toEqual(l[1]);
+    expect(e[2]!.result).toMatchObject({ content: [{ type: 'text' }] });
+    expect(e[2]!.result).not.toMatchObject({ isError: true });
+    early.child.kill('SIGKILL');
+    late.child.kill('SIGKILL');
+  }, 60_000);
 });

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { bridgeOptions } from '../../../src/bridge/options.js';
+import { bridgeOptions, isStandalone } from '../../../src/bridge/options.js';
 import { parseCli } from '../../../src/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gasoline-opts-'));
@@ -72,6 +72,10 @@ const cases: Case[] = [
   ['config file not json', ['--config', file('{oops')], base],
   ['config file array', ['--config', file([1])], base],
   ['config file missing', ['--config', join(dir, 'missing.json')], base],
+  ['standalone env', [], { ...base, GASOLINE_MODE: 'standalone' }],
+  ['standalone with port', ['--standalone', '--port', '7400'], base],
+  ['standalone by config file', ['--config', file({ mode: 'standalone', pool: { threads: 1 } })], base],
+  ['standalone and help', ['--standalone', '--help'], base],
 ];
 
 describe('a bridge reads its options as the schema does', () => {
@@ -95,3 +99,19 @@ describe('a bridge reads its options as the schema does', () => {
     expect(mine).toEqual({ mode: c.mode, port: c.port, stateDir: c.state_dir, clientId: c.client_id, logLevel: c.log_level, replace: theirs!.replace, daemonArgs: theirs!.daemonArgs });
   });
 });
+
+describe('a standalone is told apart early only when the schema would agree', () => {
+  it.each(cases)('%s', (_name, argv, env) => {
+    let mode: string | null = null;
+    try {
+      const p = parseCli(argv, env);
+      mode = p.help || p.version ? null : p.config.mode;
+    } catch {
+      mode = null;
+    }
+    // an early "yes" must be a standalone the schema accepts; a "no" only costs the head start
+    if (isStandalone(argv, env)) expect(mode).toBe('standalone');
+    if (mode === 'standalone') expect(isStandalone(argv, env)).toBe(true);
+  });
+});
+

@@ -1,9 +1,11 @@
 /**
- * What a bridge answers itself: initialize, the tool list and the guide, recorded at build time
- * from the very MCP server the daemon runs (./answers-gen.ts writes dist/bridge-answers.json), so
- * an agent's first requests are answered at once, before any daemon is found or started, and the
- * answers cannot differ from the daemon's (test/integration/bridge-fast-start.test.ts holds them
- * side by side). Only protocolVersion is negotiated per request, as the SDK does.
+ * What gasoline's MCP server answers before it needs anything: initialize, the tool list and the
+ * guide, recorded at build time from the very server shell the daemon and the standalone run
+ * (./recorded-answers-gen.ts writes dist/bridge-answers.json). A bridge answers them itself, so
+ * an agent's first requests are answered at once, before any daemon is found or started; the
+ * standalone answers the first initialize with them before its engine loads (./early-stdio.ts).
+ * test/integration/bridge-answers.test.ts holds them against the SDK's own answers. Only
+ * protocolVersion is negotiated per request, as the SDK does. Imports nothing but node:fs.
  */
 import { readFileSync } from 'node:fs';
 

@@ -1,11 +1,11 @@
 /**
  * Build step (`pnpm build`): records what gasoline's MCP server answers to initialize, the list
  * requests and resources/read of each resource, for a bridge to answer before (and without)
- * loading the SDK (./answers.ts). The answers are the SDK's, produced here by the server shell
+ * loading the SDK (./recorded-answers.ts). The answers are the SDK's, produced here by the server shell
  * and tool definitions the daemon serves (src/mcp/tool-defs.ts), so the bridge's answers and the
  * daemon's cannot differ; test/integration/bridge-fast-start.test.ts holds the two side by side.
  *
- *   node dist/src/bridge/answers-gen.js [out-file]
+ *   node dist/src/mcp/recorded-answers-gen.js [out-file]
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -13,9 +13,9 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { type JSONRPCMessage, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { ZodRawShape } from 'zod';
-import { createMcpShell, TOOL_NAMES, TOOLS } from '../mcp/tool-defs.js';
+import { createMcpShell, TOOL_NAMES, TOOLS } from './tool-defs.js';
 import { VERSION } from '../version.js';
-import type { RecordedAnswers } from './answers.js';
+import type { RecordedAnswers } from './recorded-answers.js';
 
 /** requests without parameters whose answers the bridge gives itself */
 const LISTS = ['tools/list', 'resources/list', 'resources/templates/list', 'prompts/list'] as const;
