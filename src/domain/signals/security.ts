@@ -1,0 +1,55 @@
+/**
+ * The security checks of one request record: what `analyze security` folds over the store and what
+ * the workers raise as alerts when the record arrives. One module, so a finding the agent is
+ * pushed is the finding analyze lists, worded the same.
+ *
+ * The checks read only what survives redaction: a redacted credential keeps its key
+ * (`?token=[REDACTED]`) and a redacted userinfo keeps its '@', so a finding is still visible in
+ * the stored record, and its text never needs the secret.
+ */
+
+export type FindingSeverity = 'high' | 'medium' | 'low';
+
+/** What a check needs of a request: from a network record or a network_bodies record. */
+export interface RequestSeen {
+  url: string;
+  /** the page that made it (network records carry it; bodies records do not) */
+  pageUrl?: string | undefined;
+  /** response headers (bodies records only; absent when the extension did not capture them) */
+  responseHeaders?: Record<string, string> | undefined;
+  contentType?: string | undefined;
+}
+
+const CRED_PARAM = /[?&](?:password|passwd|pwd|token|access_token|api_key|apikey|secret|client_secret|auth|session)=/i;
+const USERINFO = /^[a-z]+:\/\/[^/?#]*@/i;
+
+/** Calls `add` once per finding the request shows (a cookie finding names the cookie). */
+export function requestFindings(r: RequestSeen, add: (severity: FindingSeverity, what: string) => void): void {
+  const reqUrl = r.url;
+  if (USERINFO.test(reqUrl)) add('high', 'credentials in URL (userinfo)');
+  if (CRED_PARAM.test(reqUrl)) add('high', 'credential-like query parameter in URL');
+  if (r.pageUrl?.startsWith('https:') && reqUrl.startsWith('http:')) add('medium', 'mixed content (http request from an https page)');
+  if (!r.responseHeaders) return;
+  const headers = lower(r.responseHeaders);
+  const setCookie = headers['set-cookie'];
+  if (setCookie) {
+    for (const c of setCookie.split(/\n|,(?=\s*[^;=]+=)/)) {
+      const name = c.split('=')[0]!.trim();
+      if (!/;\s*secure/i.test(c) && reqUrl.startsWith('https:')) add('medium', `cookie ${name} without Secure`);
+      if (!/;\s*httponly/i.test(c)) add('low', `cookie ${name} without HttpOnly`);
+    }
+  }
+  const ctype = r.contentType ?? headers['content-type'] ?? '';
+  if (ctype.includes('text/html') && Object.keys(headers).length) {
+    if (!headers['content-security-policy']) add('medium', 'document without Content-Security-Policy');
+    if (!headers['x-content-type-options']) add('low', 'document without X-Content-Type-Options: nosniff');
+    if (reqUrl.startsWith('https:') && !headers['strict-transport-security']) add('low', 'https document without Strict-Transport-Security');
+    if (!headers['x-frame-options'] && !/frame-ancestors/i.test(headers['content-security-policy'] ?? '')) add('low', 'document without X-Frame-Options or frame-ancestors');
+  }
+}
+
+function lower(h: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h)) out[k.toLowerCase()] = v;
+  return out;
+}
