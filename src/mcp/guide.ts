@@ -111,7 +111,8 @@ from the user's.
 - What broke shows up by itself: observe appends a second block \`--- ALERTS (n) ---\` with every alert
   since your last observe — new errors (signature unseen for 30 s), server errors (5xx, network
   failures), error spikes (last 10 s > 3× the 60 s average), performance regressions and their
-  recovery, abnormal WebSocket closes, CI results (POST /ci-result), repeated console noise, and server
+  recovery, abnormal WebSocket closes, CI results (POST /ci-result), repeated console noise, security
+  findings as requests show them, rage and dead clicks (user frustration), and server
   thresholds (input memory pressure, overload, extension connected/disconnected). Repeats are folded
   with ×count; a regression and an anomaly within 5 s are merged. Past 20 alerts a second per source
   and host (200 overall) alerts are held back, never lost without a word: the next alert of that

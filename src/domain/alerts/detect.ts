@@ -9,7 +9,7 @@ import type { IngestedRecord, IngestedRecordOf } from '../wire/schemas.js';
 import { errorSignature, pathTemplate, topFrame } from '../signals/signature.js';
 import { signatureHash } from '../signals/signature-hash.js';
 import { regressions, type Metric } from '../signals/vitals.js';
-import { requestFindings, type FindingSeverity } from '../signals/security.js';
+import { headerFindings, urlFindings, type FindingSeverity } from '../signals/security.js';
 import { hash32, PERF_METRICS, type DetectState } from '../../shm/index.js';
 import { correlationId, FRUSTRATION_SOURCE, SECURITY_SOURCE, type Alert, type AlertEnvelope, type Severity } from './alert.js';
 import { CheckQueue } from './check-queue.js';
@@ -110,7 +110,7 @@ export class Detector {
       }
       case 'network_bodies':
         // only what the headers show: the URL's own findings came with its network record
-        if (r.rec.response_headers) this.security(r.rec.url, undefined, r.rec.response_headers, r.rec.content_type, edgeAt, true);
+        if (r.rec.response_headers) this.security(r.rec.url, undefined, r.rec.response_headers, r.rec.content_type, edgeAt);
         break;
       case 'actions': {
         const rec = r.rec;
@@ -400,14 +400,15 @@ export class Detector {
     );
   }
 
-  /** The request's security findings (most requests have none: two regexes and a prefix test), queued for the commit. */
-  private security(url: string, pageUrl: string | undefined, headers: Record<string, string> | undefined, contentType: string | undefined, edgeAt: number, headersOnly = false): void {
+  /**
+   * The request's security findings, queued for the commit. A network record's URL (most show
+   * nothing); a bodies record's headers only: its URL's findings came with its network record.
+   */
+  private security(url: string, pageUrl: string | undefined, headers: Record<string, string> | undefined, contentType: string | undefined, edgeAt: number): void {
     const sec = this.sec();
-    requestFindings({ url, pageUrl: headersOnly ? undefined : pageUrl, responseHeaders: headers, contentType }, (severity, what) => {
-      // a bodies record repeats its network record's URL checks; those were raised from the network record
-      if (headersOnly && !HEADER_FINDING.test(what)) return;
-      this.queue.push(SECURITY, { severity, what, url, pageUrl }, 0, sec, edgeAt, undefined);
-    });
+    const queue = (severity: FindingSeverity, what: string): void => this.queue.push(SECURITY, { severity, what, url, pageUrl }, 0, sec, edgeAt, undefined);
+    if (headers) headerFindings({ url, responseHeaders: headers, contentType }, queue);
+    else urlFindings(url, pageUrl, queue);
   }
 
   /** At commit: a finding is raised once per finding and host per SECURITY_REALERT_S; repeats in the batch count. */
@@ -549,9 +550,6 @@ interface Finding {
   url: string;
   pageUrl: string | undefined;
 }
-
-/** the findings a bodies record's headers show (its URL's findings came with its network record) */
-const HEADER_FINDING = /^(?:cookie |document |https document )/;
 
 /** What the click check needs of a click record. */
 interface ClickSeen {

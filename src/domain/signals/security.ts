@@ -23,12 +23,24 @@ export interface RequestSeen {
 const CRED_PARAM = /[?&](?:password|passwd|pwd|token|access_token|api_key|apikey|secret|client_secret|auth|session)=/i;
 const USERINFO = /^[a-z]+:\/\/[^/?#]*@/i;
 
+type Add = (severity: FindingSeverity, what: string) => void;
+
 /** Calls `add` once per finding the request shows (a cookie finding names the cookie). */
-export function requestFindings(r: RequestSeen, add: (severity: FindingSeverity, what: string) => void): void {
-  const reqUrl = r.url;
+export function requestFindings(r: RequestSeen, add: Add): void {
+  urlFindings(r.url, r.pageUrl, add);
+  headerFindings(r, add);
+}
+
+/** What the URL and the page that asked for it show: two regexes and a prefix test, cheap enough for every request. */
+export function urlFindings(reqUrl: string, pageUrl: string | undefined, add: Add): void {
   if (USERINFO.test(reqUrl)) add('high', 'credentials in URL (userinfo)');
   if (CRED_PARAM.test(reqUrl)) add('high', 'credential-like query parameter in URL');
-  if (r.pageUrl?.startsWith('https:') && reqUrl.startsWith('http:')) add('medium', 'mixed content (http request from an https page)');
+  if (pageUrl?.startsWith('https:') && reqUrl.startsWith('http:')) add('medium', 'mixed content (http request from an https page)');
+}
+
+/** What the response headers show: cookie flags, and a document's security headers. */
+export function headerFindings(r: RequestSeen, add: Add): void {
+  const reqUrl = r.url;
   if (!r.responseHeaders) return;
   const headers = lower(r.responseHeaders);
   const setCookie = headers['set-cookie'];
