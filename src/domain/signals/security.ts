@@ -33,8 +33,9 @@ export function requestFindings(r: RequestSeen, add: Add): void {
 
 /** What the URL and the page that asked for it show: two regexes and a prefix test, cheap enough for every request. */
 export function urlFindings(reqUrl: string, pageUrl: string | undefined, add: Add): void {
-  if (USERINFO.test(reqUrl)) add('high', 'credentials in URL (userinfo)');
-  if (CRED_PARAM.test(reqUrl)) add('high', 'credential-like query parameter in URL');
+  // the character each needs first: most URLs have no '@', and many no query
+  if (reqUrl.includes('@') && USERINFO.test(reqUrl)) add('high', 'credentials in URL (userinfo)');
+  if (reqUrl.includes('?') && CRED_PARAM.test(reqUrl)) add('high', 'credential-like query parameter in URL');
   if (pageUrl?.startsWith('https:') && reqUrl.startsWith('http:')) add('medium', 'mixed content (http request from an https page)');
 }
 
