@@ -34,7 +34,7 @@ describe('security findings as they are ingested', () => {
     const { d, advance } = setup();
     see(d, 'network', { method: 'GET', url: 'https://api.test/v1/items?token=[REDACTED]', status: 200, duration: 3 }, 'https://app.test/');
     see(d, 'network', { method: 'GET', url: 'https://api.test/v2/other?token=[REDACTED]', status: 200, duration: 3 });
-    let out = d.take();
+    const out = d.take();
     expect(out).toHaveLength(1);
     expect(out[0]!.alert).toMatchObject({ severity: 'error', category: 'security', source: 'security', title: 'Security: credential-like query parameter in URL (api.test)', count: 2 });
     expect(out[0]!.alert.detail).toContain('/v1/items');
