@@ -20,6 +20,8 @@ function nextCall(a: Alert): string {
   if (a.source === 'anomaly_detector') return a.title.startsWith('WebSocket') ? 'observe({what:"websocket_events"})' : 'observe({what:"network", status_min:500})';
   if (a.category === 'regression') return 'analyze({target:"performance"})';
   if (a.category === 'ci') return 'observe({what:"ci"})';
+  if (a.category === 'security') return 'analyze({target:"security"})';
+  if (a.category === 'user_frustration') return 'observe({what:"actions"})';
   if (a.source === HELD_SOURCE) return 'observe({what:"summary"})';
   if (a.category === 'noise') return 'configure({action:"noise_rule", noise_action:"add", ...})';
   return 'configure({action:"health"})';

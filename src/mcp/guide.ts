@@ -111,7 +111,8 @@ from the user's.
 - What broke shows up by itself: observe appends a second block \`--- ALERTS (n) ---\` with every alert
   since your last observe — new errors (signature unseen for 30 s), server errors (5xx, network
   failures), error spikes (last 10 s > 3× the 60 s average), performance regressions and their
-  recovery, abnormal WebSocket closes, CI results (POST /ci-result), repeated console noise, and server
+  recovery, abnormal WebSocket closes, CI results (POST /ci-result), repeated console noise, security
+  findings as requests show them, rage and dead clicks (user frustration), and server
   thresholds (input memory pressure, overload, extension connected/disconnected). Repeats are folded
   with ×count; a regression and an anomaly within 5 s are merged. Past 20 alerts a second per source
   and host (200 overall) alerts are held back, never lost without a word: the next alert of that
@@ -123,7 +124,17 @@ from the user's.
   severity_min:"warning", url_filter:"/api/"}). Alerts then arrive as notifications/message
   (logger "gasoline", data = the alert; data.batch = true with alerts[] when several came inside one
   throttle window). At most one notification per window and 12 per minute; the same category+title
-  is sent once per 30 s. events: all | errors | network_errors | performance | ci | noise | threshold.
+  is sent once per 30 s. events (default all):
+  errors — new errors and error spikes; network_errors — 5xx, failed requests, abnormal WebSocket
+  closes; performance or regression — a page's vitals against its own baseline (the mean of its
+  last good loads), and their recovery; anomaly — errors, spikes, network_errors together;
+  security — what analyze security finds, raised as the request that shows it arrives (credentials
+  in a URL, mixed content, cookies without Secure/HttpOnly, documents without security headers),
+  once per finding and host per 10 min; user_frustration — rage clicks (3+ clicks on one element
+  within 1 s) and dead clicks (a click on a button or link followed by no DOM change, navigation
+  or request within 1 s; the extension watches the page), once per element per 10 s: see
+  observe({what:"actions"}); ci — CI results; noise — repeated console lines; threshold — server
+  limits, extension connected, alerts held back.
   streaming_action:"status" reports what was sent, dropped, and the latency from the browser event
   reaching the server to the line on stdout, split by stage (queue, worker, wake, emit). "disable" stops at once; a new session starts with it off, unless you enabled it before (it is restored).
 

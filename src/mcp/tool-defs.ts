@@ -59,7 +59,7 @@ export const AnalyzeInput = {
 
 export const ConfigureInput = {
   action: z.enum(['health', 'clear', 'checkpoint', 'noise_rule', 'store', 'redaction', 'streaming', 'tab_filter']),
-  scope: z.enum(['mine', 'all', 'global']).optional().describe('clear: mine (your cursors) | all (empties shared buffers!); noise_rule add: global; tab_filter: all=off'),
+  scope: z.enum(['mine', 'all', 'global']).optional().describe('clear: mine | all (empties shared buffers!); noise_rule, tab_filter: see guide'),
   checkpoint_action: z.enum(['create', 'list', 'delete']).optional(),
   noise_action: z.enum(['add', 'remove', 'list']).optional(),
   store_action: z.enum(['get', 'set', 'delete', 'list']).optional(),
@@ -72,7 +72,7 @@ export const ConfigureInput = {
   // Chrome tab ids are non-negative int32 (the record header's tab field)
   tab_ids: z.array(z.number().int().min(0).max(2 ** 31 - 1)).min(1).max(20).optional(),
   id: z.string().max(20).optional().describe('noise_rule remove'),
-  streaming_action: z.enum(['enable', 'disable', 'status']).optional().describe('push alerts as notifications/message'),
+  streaming_action: z.enum(['enable', 'disable', 'status']).optional().describe('push alerts'),
   events: z.array(z.enum(STREAM_EVENTS)).max(10).optional().describe('streaming: default ["all"]'),
   throttle_seconds: z.number().int().min(1).max(60).optional().describe('streaming, default 5'),
   url_filter: z.string().max(500).optional(),
@@ -82,7 +82,7 @@ export const ConfigureInput = {
 };
 
 export const InteractInput = {
-  action: z.enum(INTERACT_ACTIONS).describe('navigate|refresh|back|forward|click|type|select|scroll_to|wait_for'),
+  action: z.enum(INTERACT_ACTIONS),
   selector: z.string().min(1).max(1000).optional().describe('CSS selector'),
   text: z.string().max(10_000).optional().describe('type'),
   value: z.string().max(1000).optional().describe('select: option value'),

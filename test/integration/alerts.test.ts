@@ -66,9 +66,11 @@ describe('passive alerts', () => {
       const r = await client.callTool({ name: 'observe', arguments: { what: 'errors' } });
       return texts(r)[1];
     }, 5000);
-    expect(block).toMatch(/^--- ALERTS \(2\) ---/);
+    // the request's token in its URL is a security finding too (#20 item 3): three alerts in one block
+    expect(block).toMatch(/^--- ALERTS \(3\) ---/);
     expect(block).toContain('[error] anomaly: "New exception: TypeError: x is undefined"');
     expect(block).toContain('Server error: POST /api/users → 500');
+    expect(block).toContain('[error] security: "Security: credential-like query parameter in URL (api.test)"');
     expect(block).not.toContain('abcdef0123456789abcdef');
     // drained: the next observe has no block
     expect(texts(await client.callTool({ name: 'observe', arguments: { what: 'errors' } }))).toHaveLength(1);

@@ -3,7 +3,8 @@
  * select, submit. Passive capture-phase listeners: we see events the page stops, and never
  * change what the page sees. Values of password and card fields are never read.
  */
-import { cfg, emit } from './channel.js';
+import { cfg, emit, flush } from './channel.js';
+import { installClickEffects, settle, watchable, watchClick } from './click-effect.js';
 import { selectorsFor } from './selectors.js';
 import { guard, now } from './util.js';
 import { AGENT_MARK, type Json } from '../shared/protocol.js';
@@ -57,10 +58,31 @@ function fieldValue(el: Element): string | undefined {
 
 const INTERACTIVE = 'a,button,input,select,textarea,label,summary,[role],[data-testid],[onclick],[tabindex]';
 
-function action(type: string, el: Element | null, extra: Record<string, Json> = {}): void {
+function record(type: string, el: Element | null, extra: Record<string, Json> = {}): Record<string, Json> {
   const rec: Record<string, Json> = { ts: now(), type, url: location.href, ...extra };
   if (el) rec.selectors = selectorsFor(el);
-  emit('actions', rec);
+  return rec;
+}
+
+function action(type: string, el: Element | null, extra: Record<string, Json> = {}): void {
+  emit('actions', record(type, el, extra));
+}
+
+/**
+ * A click on something clickable waits for its verdict (click-effect.ts), at most 1 s, and is
+ * sent with it; its time and selectors are taken now, before the click changes the page.
+ */
+function click(e: MouseEvent): void {
+  const target = e.target instanceof Element ? e.target : null;
+  const el = target?.closest(INTERACTIVE) ?? target;
+  const rec = record('click', el);
+  if (!watchable(target, e)) return emit('actions', rec);
+  watchClick((effect) => {
+    if (effect) rec.effect = effect;
+    emit('actions', rec);
+    // the page is going away: the channel flushed on pagehide before this verdict
+    if (effect === 'navigation') flush();
+  });
 }
 
 let pendingInput: { el: Element; timer: ReturnType<typeof setTimeout> } | null = null;
@@ -78,15 +100,13 @@ function flushInput(): void {
 
 export function installActions(): void {
   const opts = { capture: true, passive: true } as const;
+  installClickEffects();
 
   addEventListener(
     'click',
     (e) => {
       if (!cfg.on || agentDriven(e)) return;
-      guard(() => {
-        const target = e.target instanceof Element ? e.target : null;
-        action('click', target?.closest(INTERACTIVE) ?? target);
-      });
+      guard(() => click(e));
     },
     opts,
   );
@@ -156,6 +176,7 @@ export function installActions(): void {
     if (to === lastUrl) return;
     const from = lastUrl;
     lastUrl = to;
+    settle('navigation');
     if (cfg.on) guard(() => action('navigate', null, { from_url: from, to_url: to }));
   };
   for (const m of ['pushState', 'replaceState'] as const) {

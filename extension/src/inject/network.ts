@@ -6,6 +6,7 @@
  * callbacks hung off them. A response body is read from a clone, never awaited by the page, and
  * only for errors or when body capture is on; body reads race a budget and are cancelled after it.
  */
+import { settle } from './click-effect.js';
 import { cfg, decidedYet, emit, whenDecided } from './channel.js';
 import { absoluteUrl, guard, now, truncate } from './util.js';
 import type { Json, WireRecord } from '../shared/protocol.js';
@@ -302,6 +303,7 @@ export function installFetch(): void {
   const original = window.fetch;
   if (typeof original !== 'function') return;
   const fetch = function (this: unknown, ...args: Parameters<typeof window.fetch>): Promise<Response> {
+    settle('request');
     let m: Meta | null = null;
     if (cfg.on) {
       try {
@@ -361,6 +363,7 @@ export function installXhr(): void {
   };
 
   proto.send = function (this: XMLHttpRequest, body?: Document | XMLHttpRequestBodyInit | null): void {
+    settle('request');
     guard(() => {
       const m = metas.get(this);
       if (!m) return;

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 
 export const SEVERITIES = ['info', 'warning', 'error'] as const;
-export const CATEGORIES = ['regression', 'anomaly', 'ci', 'noise', 'threshold'] as const;
+export const CATEGORIES = ['regression', 'anomaly', 'ci', 'noise', 'threshold', 'security', 'user_frustration'] as const;
 
 export type Severity = (typeof SEVERITIES)[number];
 export type Category = (typeof CATEGORIES)[number];
@@ -44,9 +44,14 @@ export interface AlertEnvelope {
 
 export const SEVERITY_RANK: Record<Severity, number> = { info: 0, warning: 1, error: 2 };
 
+/** security findings raised as their records arrive (the checks of analyze security) */
+export const SECURITY_SOURCE = 'security';
+/** rage and dead clicks; the URL is the page's */
+export const FRUSTRATION_SOURCE = 'frustration_detector';
+
 /** The categories and sources whose alerts carry a URL that means something to a URL filter. */
 export function urlMeaningful(a: Alert): boolean {
-  return a.url !== undefined && (a.source === 'anomaly_detector' || a.source === 'performance_monitor' || a.source === 'security');
+  return a.url !== undefined && (a.source === 'anomaly_detector' || a.source === 'performance_monitor' || a.source === SECURITY_SOURCE || a.source === FRUSTRATION_SOURCE);
 }
 
 let corr = 0;

@@ -9,8 +9,9 @@ import type { IngestedRecord, IngestedRecordOf } from '../wire/schemas.js';
 import { errorSignature, pathTemplate, topFrame } from '../signals/signature.js';
 import { signatureHash } from '../signals/signature-hash.js';
 import { regressions, type Metric } from '../signals/vitals.js';
+import { headerFindings, urlFindings, type FindingSeverity } from '../signals/security.js';
 import { hash32, PERF_METRICS, type DetectState } from '../../shm/index.js';
-import { correlationId, type Alert, type AlertEnvelope } from './alert.js';
+import { correlationId, FRUSTRATION_SOURCE, SECURITY_SOURCE, type Alert, type AlertEnvelope, type Severity } from './alert.js';
 import { CheckQueue } from './check-queue.js';
 import { HeldTallies, hostOf, scopeLabel } from './held.js';
 
@@ -39,6 +40,21 @@ const PAIR_SALT = { network: 0x0e6546b6, console: 0x1b873593 } as const;
  * held nothing back reports what is left at once, so the end of a flood is not kept (#20 item 2).
  */
 const HELD_REPORT_MS = 250;
+/** a security finding on a host is raised once in this window (the record is stored every time) */
+const SECURITY_REALERT_S = 600;
+/** rage: this many clicks on one element within RAGE_SPAN_MS (the spec's R3: ≥ 3 within 1 s) */
+const RAGE_CLICKS = 3;
+const RAGE_SPAN_MS = 1000;
+/** rage clicks use the keyed table's time words in these units: a click's own time, not a second */
+const RAGE_TICK_MS = 10;
+/**
+ * Ticks wrap below every epoch second the table holds (2^30 < 1.7e9), so a rage entry always
+ * looks older than any other detector's and is the one evicted when slots are short.
+ */
+const RAGE_TICK_WRAP = 2 ** 30;
+/** a rage or dead click on one element is raised once in this window; the rest count */
+const FRUSTRATION_REALERT_S = 10;
+const FINDING_SEVERITY: Record<FindingSeverity, Severity> = { high: 'error', medium: 'warning', low: 'info' };
 
 const cut = (s: string, n: number): string => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
@@ -62,8 +78,10 @@ const NOISE = 1;
 const NETWORK = 2;
 const WS = 3;
 const PERF = 4;
+const SECURITY = 5;
+const CLICK = 6;
 
-type Queued = IngestedRecordOf<'logs'> | IngestedRecordOf<'ws_events'> | IngestedRecordOf<'perf'> | NetworkSeen;
+type Queued = IngestedRecordOf<'logs'> | IngestedRecordOf<'ws_events'> | IngestedRecordOf<'perf'> | NetworkSeen | Finding | ClickSeen;
 
 export class Detector {
   private pending = new Map<string, AlertEnvelope>();
@@ -87,6 +105,21 @@ export class Detector {
       case 'network': {
         const rec = r.rec;
         if (failedOr5xx(rec.status, rec.error)) this.queue.push(NETWORK, { via: 'network', url: rec.url, status: rec.status, error: rec.error, method: rec.method, duration: rec.duration, response: undefined }, 0, this.sec(), edgeAt, pageUrl);
+        this.security(rec.url, rec.page_url ?? pageUrl, undefined, undefined, edgeAt);
+        break;
+      }
+      case 'network_bodies':
+        // only what the headers show: the URL's own findings came with its network record
+        if (r.rec.response_headers) this.security(r.rec.url, undefined, r.rec.response_headers, r.rec.content_type, edgeAt);
+        break;
+      case 'actions': {
+        const rec = r.rec;
+        // the agent's own clicks are not the user's frustration
+        if (rec.type !== 'click' || rec.source === 'agent') break;
+        const target = clickTarget(rec.selectors);
+        const url = rec.url ?? pageUrl ?? '';
+        // one element of one page: the same selector on another page is another button
+        if (target) this.queue.push(CLICK, { ts: rec.ts, url, target: `${hostOf(url)}${path(url)} ${target.key}`, label: target.label, dead: rec.effect === 'none' }, 0, this.sec(), edgeAt, undefined);
         break;
       }
       case 'ws_events': {
@@ -141,6 +174,12 @@ export class Detector {
           break;
         case PERF:
           this.perf(rec as IngestedRecordOf<'perf'>, sec, edgeAt);
+          break;
+        case SECURITY:
+          this.finding(rec as Finding, sec, edgeAt);
+          break;
+        case CLICK:
+          this.click(rec as ClickSeen, sec, edgeAt);
           break;
         default:
       }
@@ -361,6 +400,86 @@ export class Detector {
     );
   }
 
+  /**
+   * The request's security findings, queued for the commit. A network record's URL (most show
+   * nothing); a bodies record's headers only: its URL's findings came with its network record.
+   */
+  private security(url: string, pageUrl: string | undefined, headers: Record<string, string> | undefined, contentType: string | undefined, edgeAt: number): void {
+    const sec = this.sec();
+    const queue = (severity: FindingSeverity, what: string): void => this.queue.push(SECURITY, { severity, what, url, pageUrl }, 0, sec, edgeAt, undefined);
+    if (headers) headerFindings({ url, responseHeaders: headers, contentType }, queue);
+    else urlFindings(url, pageUrl, queue);
+  }
+
+  /** At commit: a finding is raised once per finding and host per SECURITY_REALERT_S; repeats in the batch count. */
+  private finding(f: Finding, sec: number, edgeAt: number): void {
+    const host = hostOf(f.url);
+    const key = `security:${f.what}|${host}`;
+    const pendingPrior = this.pending.get(key);
+    if (pendingPrior) {
+      pendingPrior.alert.count = (pendingPrior.alert.count ?? 1) + 1;
+      return;
+    }
+    const seen = this.state.touch(hash32(key), sec, SECURITY_REALERT_S);
+    if (seen && seen.countInWindow > 1) return;
+    this.raise(
+      {
+        severity: FINDING_SEVERITY[f.severity],
+        category: 'security',
+        title: cut(`Security: ${f.what}${host ? ` (${host})` : ''}`, 200),
+        detail: cut(`${f.severity}: ${f.what} — ${pathTemplate(f.url)}${f.pageUrl ? ` from ${f.pageUrl}` : ''}. analyze({target:"security"}) lists every finding`, 1000),
+        source: SECURITY_SOURCE,
+        url: cut(f.url, 500),
+        dedup_key: key,
+        context: { finding: f.what, severity: f.severity, endpoint: cut(pathTemplate(f.url), 300) },
+      },
+      sec,
+      edgeAt,
+    );
+  }
+
+  /**
+   * At commit: a click is a rage click when it is the third on its element within RAGE_SPAN_MS,
+   * by the clicks' own times (batches from one page may reach different workers, so the last two
+   * click times live in the shared table: two keys per element, each touch handing back the time
+   * the key held before). A dead click is the extension's verdict (effect "none").
+   */
+  private click(c: ClickSeen, sec: number, edgeAt: number): void {
+    const tick = Math.floor(c.ts / RAGE_TICK_MS) % RAGE_TICK_WRAP;
+    const el = hash32(`click:${c.target}`);
+    const prev = this.state.touch(el, tick, 1)?.lastSeen ?? -1;
+    const before = prev >= 0 ? (this.state.touch(el ^ 0x3c6ef372, prev, 1)?.lastSeen ?? -1) : -1;
+    const span = (tick - before) * RAGE_TICK_MS;
+    // a negative span is a wrap of the ticks or a click time from another clock: not a rage
+    if (before >= 0 && span >= 0 && span <= RAGE_SPAN_MS) this.frustration('rage', c, sec, edgeAt, `${RAGE_CLICKS} clicks within ${span} ms`);
+    if (c.dead) this.frustration('dead', c, sec, edgeAt, 'no DOM change, navigation or request within 1 s after the click');
+  }
+
+  private frustration(what: 'rage' | 'dead', c: ClickSeen, sec: number, edgeAt: number, evidence: string): void {
+    const key = `${what}:${c.target}`;
+    const pendingPrior = this.pending.get(key);
+    if (pendingPrior) {
+      pendingPrior.alert.count = (pendingPrior.alert.count ?? 1) + 1;
+      return;
+    }
+    const seen = this.state.touch(hash32(key), sec, FRUSTRATION_REALERT_S);
+    if (seen && seen.countInWindow > 1) return;
+    this.raise(
+      {
+        severity: 'warning',
+        category: 'user_frustration',
+        title: cut(`${what === 'rage' ? 'Rage click' : 'Dead click'} on ${c.label}`, 200),
+        detail: cut(`${evidence} on ${c.label}${c.url ? ` at ${c.url}` : ''}. observe({what:"actions"}) shows the clicks`, 1000),
+        source: FRUSTRATION_SOURCE,
+        ...(c.url ? { url: cut(c.url, 500) } : {}),
+        dedup_key: key,
+        context: { kind: what === 'rage' ? 'rage_click' : 'dead_click', target: cut(c.target, 300) },
+      },
+      sec,
+      edgeAt,
+    );
+  }
+
   /** At commit: the snapshot against its URL's baseline, folded in when it is not a regression. */
   private perf(rec: IngestedRecordOf<'perf'>, sec: number, edgeAt: number): void {
     const url = rec.url;
@@ -422,6 +541,37 @@ interface NetworkSeen {
   method: string;
   duration: number | undefined;
   response: string | undefined;
+}
+
+/** A security finding a request showed, until the commit raises it. */
+interface Finding {
+  severity: FindingSeverity;
+  what: string;
+  url: string;
+  pageUrl: string | undefined;
+}
+
+/** What the click check needs of a click record. */
+interface ClickSeen {
+  ts: number;
+  /** the page it was on */
+  url: string;
+  /** what "one element" means: the page's path and the most specific selector the record has */
+  target: string;
+  /** the element as the agent should read it */
+  label: string;
+  /** the extension saw no DOM change, navigation or request within 1 s */
+  dead: boolean;
+}
+
+/** One element of one page, from the selectors the extension recorded; undefined when it named none. */
+function clickTarget(sel: IngestedRecordOf<'actions'>['selectors']): { key: string; label: string } | undefined {
+  if (!sel) return undefined;
+  const key = sel.css_path ?? (sel.test_id !== undefined ? `[data-testid="${sel.test_id}"]` : sel.id !== undefined ? `#${sel.id}` : undefined) ?? (sel.aria_label !== undefined ? `aria:${sel.aria_label}` : sel.text !== undefined ? `text:${sel.text}` : undefined);
+  if (key === undefined) return undefined;
+  const name = sel.text ?? sel.aria_label;
+  const label = name ? `${sel.role ?? 'element'} "${cut(name.replace(/\s+/g, ' ').trim(), 60)}"` : cut(key, 120);
+  return { key: cut(key, 300), label };
 }
 
 /** What shares an alert allowance: a source on one host ("https://api.x:8443/a" → api.x:8443). */

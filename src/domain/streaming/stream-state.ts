@@ -14,7 +14,8 @@ import { LatencyReservoir, type LatencySummary } from './latency.js';
 /** per stage: the recent past is enough to see which stage a slow p99 comes from */
 const STAGE_SAMPLES = 512;
 
-export const STREAM_EVENTS = ['all', 'errors', 'network_errors', 'performance', 'ci', 'noise', 'threshold'] as const;
+/** ours first, then the context-streaming spec's names (R3), each mapped onto what the detectors file */
+export const STREAM_EVENTS = ['all', 'errors', 'network_errors', 'performance', 'ci', 'noise', 'threshold', 'regression', 'anomaly', 'security', 'user_frustration'] as const;
 export type StreamEvent = (typeof STREAM_EVENTS)[number];
 export const STREAMING_ACTIONS = ['enable', 'disable', 'status'] as const;
 export type StreamingAction = (typeof STREAMING_ACTIONS)[number];
@@ -44,6 +45,13 @@ export const EVENT_RULES: Readonly<Record<StreamEvent, { readonly categories?: r
   ci: { categories: ['ci'] },
   noise: { categories: ['noise'] },
   threshold: { categories: ['threshold'] },
+  // The spec's names. Regressions are the performance monitor's against its per-URL baseline
+  // (and their recovery): the same alerts as `performance`, under the spec's name.
+  regression: { categories: ['regression'] },
+  // every anomaly the workers detect: new errors, spikes, failing requests, abnormal WebSocket closes
+  anomaly: { categories: ['anomaly'] },
+  security: { categories: ['security'] },
+  user_frustration: { categories: ['user_frustration'] },
 };
 
 export function eventMatches(events: readonly StreamEvent[], a: Pick<Alert, 'category' | 'source'>): boolean {

@@ -126,6 +126,8 @@ export const WsEventRecordSchema = z.object({
   adopted: z.boolean().optional(),
 });
 
+export const CLICK_EFFECTS = ['dom', 'request', 'navigation', 'none'] as const;
+
 export const ActionRecordSchema = z.object({
   ts,
   type: z.enum(['click', 'input', 'keypress', 'navigate', 'scroll', 'select', 'submit']),
@@ -146,6 +148,11 @@ export const ActionRecordSchema = z.object({
   to_url: str().optional(),
   scroll_y: num().optional(),
   source: z.enum(['user', 'agent']).optional(),
+  /**
+   * click only: what the click changed first, within 1 s (the extension watches the DOM, the
+   * page's requests and its navigation); "none" is a dead click. Absent: not watched.
+   */
+  effect: z.enum(CLICK_EFFECTS).optional(),
 });
 
 const metric = num().nullable().optional();

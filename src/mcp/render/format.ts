@@ -73,7 +73,8 @@ function bare(h: Hit): string {
       const sel = r.selectors;
       const target = sel ? (sel.test_id ? `[data-testid=${w(sel.test_id)}]` : sel.aria_label ? `[aria-label=${q(sel.aria_label, 80)}]` : sel.id ? `#${w(sel.id)}` : sel.text ? `text=${q(sel.text, 80)}` : sel.css_path ? q(sel.css_path, 200) : '') : '';
       const extra = r.type === 'navigate' ? ` ${host(r.from_url)} → ${host(r.to_url)}` : r.value !== undefined ? ` value=${q(r.value, 100)}` : r.key ? ` key=${w(r.key)}` : '';
-      return `${t} ${r.type}${target ? ` ${target}` : ''}${extra}${r.source === 'agent' ? ' (agent)' : ''}${tab}`;
+      // the extension's dead-click verdict (#20 item 3): nothing changed within 1 s of the click
+      return `${t} ${r.type}${target ? ` ${target}` : ''}${extra}${r.effect === 'none' ? ' (dead: no effect within 1 s)' : ''}${r.source === 'agent' ? ' (agent)' : ''}${tab}`;
     }
     case 'perf': {
       const timing = (r.timing ?? {}) as Rec;

@@ -116,9 +116,9 @@ describe('configure', () => {
     [{ throttle_seconds: 61 }, 'throttle_seconds must be between 1 and 60 (got 61)'],
     [{ throttle_seconds: 2.5 }, 'throttle_seconds must be a whole number between 1 and 60 (got 2.5)'],
     [{ throttle_seconds: '5' }, 'throttle_seconds must be between 1 and 60 (got "5")'],
-    [{ events: Array(11).fill('all') }, 'events must list 1 to 10 of: all, errors, network_errors, performance, ci, noise, threshold (got a list of 11)'],
+    [{ events: Array(11).fill('all') }, 'events must list 1 to 10 of: all, errors, network_errors, performance, ci, noise, threshold, regression, anomaly, security, user_frustration (got a list of 11)'],
     [{ events: [] }, 'events must list 1 to 10 of'],
-    [{ events: ['ci', 'bogus'] }, 'events[1] must be one of: all, errors, network_errors, performance, ci, noise, threshold (got "bogus")'],
+    [{ events: ['ci', 'bogus'] }, 'events[1] must be one of: all, errors, network_errors, performance, ci, noise, threshold, regression, anomaly, security, user_frustration (got "bogus")'],
     [{ url_filter: 'x'.repeat(501) }, 'url_filter must be a string of at most 500 characters (got a string of 501 characters)'],
     [{ severity_min: 'fatal' }, 'severity_min must be one of: info, warning, error (got "fatal")'],
   ])('rejects %# with a message naming the field and its range', (bad, message) => {
@@ -145,11 +145,13 @@ describe('configure', () => {
 
 describe('filtering', () => {
   const cases: Array<[Partial<Alert>, string[]]> = [
-    [{ category: 'anomaly', source: 'error_detector' }, ['all', 'errors']],
-    [{ category: 'anomaly', source: 'spike_detector' }, ['all', 'errors']],
+    [{ category: 'anomaly', source: 'error_detector' }, ['all', 'errors', 'anomaly']],
+    [{ category: 'anomaly', source: 'spike_detector' }, ['all', 'errors', 'anomaly']],
     [{ category: 'threshold', source: 'spike_detector' }, ['all', 'errors', 'threshold']],
-    [{ category: 'anomaly', source: 'anomaly_detector' }, ['all', 'network_errors']],
-    [{ category: 'regression', source: 'performance_monitor' }, ['all', 'performance']],
+    [{ category: 'anomaly', source: 'anomaly_detector' }, ['all', 'network_errors', 'anomaly']],
+    [{ category: 'regression', source: 'performance_monitor' }, ['all', 'performance', 'regression']],
+    [{ category: 'security', source: 'security' }, ['all', 'security']],
+    [{ category: 'user_frustration', source: 'frustration_detector' }, ['all', 'user_frustration']],
     [{ category: 'ci', source: 'ci' }, ['all', 'ci']],
     [{ category: 'noise', source: 'noise_detector' }, ['all', 'noise']],
     [{ category: 'threshold', source: 'budget' }, ['all', 'threshold']],

@@ -1,0 +1,68 @@
+/**
+ * The security checks of one request record: what `analyze security` folds over the store and what
+ * the workers raise as alerts when the record arrives. One module, so a finding the agent is
+ * pushed is the finding analyze lists, worded the same.
+ *
+ * The checks read only what survives redaction: a redacted credential keeps its key
+ * (`?token=[REDACTED]`) and a redacted userinfo keeps its '@', so a finding is still visible in
+ * the stored record, and its text never needs the secret.
+ */
+
+export type FindingSeverity = 'high' | 'medium' | 'low';
+
+/** What a check needs of a request: from a network record or a network_bodies record. */
+export interface RequestSeen {
+  url: string;
+  /** the page that made it (network records carry it; bodies records do not) */
+  pageUrl?: string | undefined;
+  /** response headers (bodies records only; absent when the extension did not capture them) */
+  responseHeaders?: Record<string, string> | undefined;
+  contentType?: string | undefined;
+}
+
+const CRED_PARAM = /[?&](?:password|passwd|pwd|token|access_token|api_key|apikey|secret|client_secret|auth|session)=/i;
+const USERINFO = /^[a-z]+:\/\/[^/?#]*@/i;
+
+type Add = (severity: FindingSeverity, what: string) => void;
+
+/** Calls `add` once per finding the request shows (a cookie finding names the cookie). */
+export function requestFindings(r: RequestSeen, add: Add): void {
+  urlFindings(r.url, r.pageUrl, add);
+  headerFindings(r, add);
+}
+
+/** What the URL and the page that asked for it show: two regexes and a prefix test, cheap enough for every request. */
+export function urlFindings(reqUrl: string, pageUrl: string | undefined, add: Add): void {
+  // the character each needs first: most URLs have no '@', and many no query
+  if (reqUrl.includes('@') && USERINFO.test(reqUrl)) add('high', 'credentials in URL (userinfo)');
+  if (reqUrl.includes('?') && CRED_PARAM.test(reqUrl)) add('high', 'credential-like query parameter in URL');
+  if (pageUrl?.startsWith('https:') && reqUrl.startsWith('http:')) add('medium', 'mixed content (http request from an https page)');
+}
+
+/** What the response headers show: cookie flags, and a document's security headers. */
+export function headerFindings(r: RequestSeen, add: Add): void {
+  const reqUrl = r.url;
+  if (!r.responseHeaders) return;
+  const headers = lower(r.responseHeaders);
+  const setCookie = headers['set-cookie'];
+  if (setCookie) {
+    for (const c of setCookie.split(/\n|,(?=\s*[^;=]+=)/)) {
+      const name = c.split('=')[0]!.trim();
+      if (!/;\s*secure/i.test(c) && reqUrl.startsWith('https:')) add('medium', `cookie ${name} without Secure`);
+      if (!/;\s*httponly/i.test(c)) add('low', `cookie ${name} without HttpOnly`);
+    }
+  }
+  const ctype = r.contentType ?? headers['content-type'] ?? '';
+  if (ctype.includes('text/html') && Object.keys(headers).length) {
+    if (!headers['content-security-policy']) add('medium', 'document without Content-Security-Policy');
+    if (!headers['x-content-type-options']) add('low', 'document without X-Content-Type-Options: nosniff');
+    if (reqUrl.startsWith('https:') && !headers['strict-transport-security']) add('low', 'https document without Strict-Transport-Security');
+    if (!headers['x-frame-options'] && !/frame-ancestors/i.test(headers['content-security-policy'] ?? '')) add('low', 'document without X-Frame-Options or frame-ancestors');
+  }
+}
+
+function lower(h: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h)) out[k.toLowerCase()] = v;
+  return out;
+}
