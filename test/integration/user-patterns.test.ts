@@ -43,6 +43,9 @@ async function start(port: number): Promise<Client> {
   const client = new Client({ name: 'patterns', version: '1' });
   await client.connect(transport);
   live.push(transport.pid!);
+  // initialize is answered before the engine loads (src/mcp/early-stdio.ts); the tool list comes
+  // from the server itself, which starts once the ingest port listens
+  await client.listTools();
   return client;
 }
 
