@@ -12,7 +12,10 @@ import { secretShaped, MIN_MIXED } from './shape.js';
 const CONTENT = new Set([
   'hash', 'sha', 'sha1', 'sha256', 'sha384', 'sha512', 'md5', 'digest', 'checksum', 'etag', 'integrity', 'commit', 'rev', 'revision', 'ref',
   'v', 'ver', 'version', 'build', 'cursor', 'after', 'before', 'id', 'ids', 'uuid', 'guid', 'oid', 'file', 'filename', 'path', 'name',
+  'trace', 'span', 'traceparent', 'tracestate',
 ]);
+/** publicKey=, publishable_key=: public by design */
+const PUBLIC_NAME = /publi(?:c|shable)/i;
 
 /** [A-Za-z0-9_.[\]$-]: what a name in `name=value` is made of */
 const NAME = new Uint8Array(128);
@@ -46,7 +49,7 @@ export function scanPairs(s: string): Span[] {
       let ve = p + 1;
       const lim = Math.min(s.length, ve + MAX_VALUE);
       while (ve < lim && !isValueEnd(s.charCodeAt(ve)) && s.charCodeAt(ve) !== 35) ve++;
-      if (ve - p - 1 >= MIN_MIXED && !s.startsWith('[REDACTED', p + 1) && !CONTENT.has(lastWord(s.slice(l, p))) && secretShaped(s.slice(p + 1, ve))) {
+      if (ve - p - 1 >= MIN_MIXED && !s.startsWith('[REDACTED', p + 1) && !CONTENT.has(lastWord(s.slice(l, p))) && !PUBLIC_NAME.test(s.slice(l, p)) && secretShaped(s.slice(p + 1, ve))) {
         spans.push({ start: p + 1, end: ve, cls: 'high_entropy' });
       }
       resume = Math.max(ve, p + 1);

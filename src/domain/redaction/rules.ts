@@ -103,7 +103,7 @@ export const BUILTIN_RULES: Rule[] = [
   // name=value with a name that says nothing and a value shaped like a credential: ?appid=…, &sig=…
   { name: 'high_entropy', re: /(?!)/g, scan: scanPairs },
   { name: 'card', re: /(?<![0-9])[0-9](?:[ -]?[0-9]){12,18}(?![0-9])/g, verify: isCard },
-  { name: 'generic_secret', re: /(?<![A-Za-z0-9])(?:key|secret|token|password|passwd|pwd)[A-Za-z0-9_-]{0,20}["']?\s{0,5}[:=]\s{0,5}["']?(?<s>[A-Za-z0-9+/_=.-]{16,512})/gi, verify: looksRandom },
+  { name: 'generic_secret', re: /(?<![A-Za-z0-9])(?:key|secret|token|password|passwd|pwd)[A-Za-z0-9_-]{0,20}["']?\s{0,5}[:=]\s{0,5}["']?(?<s>[A-Za-z0-9+/_=.-]{16,512})/gi, verify: (v: string) => looksRandom(v) && !/^pk_(?:live|test)_/.test(v) },
 ].map((r) => ({ ...r, builtin: true }));
 
 /**

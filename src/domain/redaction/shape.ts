@@ -76,7 +76,9 @@ export function secretShaped(raw: string): boolean {
     const p = k / m;
     h -= p * Math.log2(p);
   }
-  if (h < 3.5) return false;
+  // random hex of 32 has 3.4–3.9 bits a character (16 symbols), random base62 of 22 about 4:
+  // what falls below is repetition (`aaaa1111…`), not a key
+  if (h < (hex ? 3.0 : 3.5)) return false;
   // base64 that decodes to text (a cursor, a JSON blob) or to an image: what it holds is looked
   // at by the base64 pass; the shape alone says nothing
   if (MEDIA.test(v) || PUBLIC.test(v)) return false;
