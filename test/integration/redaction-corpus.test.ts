@@ -1,7 +1,9 @@
 /**
  * The redaction corpus: every secret class in each of the six carriers it arrives in, plus
- * look-alikes that must survive, pushed through the real path (WebSocket ingest → worker
- * redaction → ring → MCP tool result). Secrets are generated from a seeded PRNG: shapes only.
+ * look-alikes that must survive, pushed through the real path (WebSocket ingest or the HTTP
+ * routes → worker redaction → ring → MCP tool result). Secrets are generated from a seeded PRNG:
+ * shapes only. The fixture corpus (test/fixtures/redaction-corpus.jsonl) goes over both
+ * transports, each into its own server, and is read back from the rings and over MCP (issue 20).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
