@@ -1,19 +1,24 @@
 /**
  * The redaction corpus: every secret class in each of the six carriers it arrives in, plus
- * look-alikes that must survive, pushed through the real path (WebSocket ingest → worker
- * redaction → ring → MCP tool result). Secrets are generated from a seeded PRNG: shapes only.
+ * look-alikes that must survive, pushed through the real path (WebSocket ingest or the HTTP
+ * routes → worker redaction → ring → MCP tool result). Secrets are generated from a seeded PRNG:
+ * shapes only. The fixture corpus (test/fixtures/redaction-corpus.jsonl) goes over both
+ * transports, each into its own server, and is read back from the rings and over MCP (issue 20).
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mulberry32 } from '../fixtures/shm-gen.js';
 import { loadConfig } from '../../src/config.js';
 import { luhn } from '../../src/domain/redaction/index.js';
 import { createToolServer } from '../../src/mcp/server.js';
 import type { App } from '../../src/app.js';
 import { batch, Producer } from '../helpers/producer.js';
-import { carry as carryLine, loadCorpus } from '../helpers/redaction-carry.js';
+import { KIND_TABLE } from '../../src/domain/kinds.js';
+import { carry as carryLine, loadCorpus, type Line } from '../helpers/redaction-carry.js';
 import { startTestServer } from '../helpers/server.js';
 
 const rnd = mulberry32(20261122);
@@ -184,9 +189,27 @@ it('zero leaks over ≥150 secret lines in six carriers, look-alikes kept (≤2 
   expect(overRedacted / lookalikes).toBeLessThanOrEqual(0.02);
 }, 60_000);
 
-it('the 42-class fixture corpus, end to end: zero leaks, recall per class and carrier', async () => {
-  const lines = loadCorpus();
-  const ts = Date.now();
+/** what the MCP tools answer for every kind the corpus fills: the readback a held-out check uses */
+async function readBack(app: App): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'gasoline-corpus-'));
+  const config = loadConfig({ env: {}, flags: { state_dir: dir, port: app.port } });
+  const mcp = createToolServer({ config, port: app.mcp, clientId: 'corpus-readback' }).mcp;
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await mcp.connect(a);
+  const client = new Client({ name: 'corpus-readback', version: '1' });
+  await client.connect(b);
+  let answer = '';
+  for (const what of ['logs', 'network', 'network_bodies', 'websocket_events']) {
+    const r = await client.callTool({ name: 'observe', arguments: { what, from: 'start', limit: 500 } });
+    answer += (r.content as Array<{ text: string }>).map((c) => c.text).join('\n') + '\n';
+  }
+  await client.close();
+  rmSync(dir, { recursive: true, force: true });
+  return answer;
+}
+
+/** the corpus's records, by kind, with each kind's required wire fields */
+function corpusRecords(lines: Line[], ts: number): Array<[string, Record<string, unknown>]> {
   // carry() gives the field a line arrives in; the wire also needs each kind's required fields
   const REQUIRED: Record<string, Record<string, unknown>> = {
     network: { method: 'GET', status: 200, duration: 12 },
@@ -194,53 +217,94 @@ it('the 42-class fixture corpus, end to end: zero leaks, recall per class and ca
     logs: { level: 'log', type: 'console' },
     ws_events: { event: 'message', id: 'c1', direction: 'incoming' },
   };
-  const p = await Producer.connect(server.port);
+  return lines.map((l) => {
+    const [kind, rec] = carryLine(l);
+    for (const [k, v] of Object.entries(rec)) if (v === '') delete rec[k];
+    return [kind, { ts, ...REQUIRED[kind], ...rec }];
+  });
+}
+
+async function sendWebSocket(app: App, recs: Array<[string, Record<string, unknown>]>): Promise<void> {
+  const p = await Producer.connect(app.port);
   await p.hello('fixture-corpus');
   let seq = 0;
-  for (let i = 0; i < lines.length; i += 40) {
+  for (let i = 0; i < recs.length; i += 40) {
     const arrays: Record<string, unknown[]> = {};
-    for (const l of lines.slice(i, i + 40)) {
-      const [kind, rec] = carryLine(l);
-      for (const [k, v] of Object.entries(rec)) if (v === '') delete rec[k];
-      (arrays[kind] ??= []).push({ ts, ...REQUIRED[kind], ...rec });
-    }
+    for (const [kind, rec] of recs.slice(i, i + 40)) (arrays[kind] ??= []).push(rec);
     p.send(batch(seq, arrays));
     const ack = await p.ackFor(seq);
     expect(ack.rejected, JSON.stringify(ack)).toBe(0);
     seq++;
   }
   p.close();
-  const kinds = ['logs', 'network', 'network_bodies', 'ws_events', 'actions', 'perf', 'ext_logs'];
-  // the stored payloads as they are (JSON records), one per line
-  const stored = ['logs', 'network', 'network_bodies', 'ws_events'].flatMap((k) => server.reader.read(kinds.indexOf(k), 0, 5000).records.map((r) => Buffer.from(r.payload).toString())).join('\n');
+}
 
-  const table = new Map<string, Record<string, string>>();
-  const leaks: string[] = [];
-  let over = 0;
-  const overList: string[] = [];
-  const looks = lines.filter((l) => l.lookalike);
-  for (const l of lines) {
-    if (l.lookalike) {
-      const forms = [l.text, JSON.stringify(l.text).slice(1, -1), JSON.stringify(JSON.stringify(l.text).slice(1, -1)).slice(1, -1)];
-      if (l.carrier === 'header') forms.push(JSON.stringify(l.text.slice(l.text.indexOf(': ') + 2)).slice(1, -1));
-      if (l.carrier === 'console_arg') forms.push(...(JSON.parse(l.text) as unknown[]).map((a) => JSON.stringify(a)));
-      if (!forms.some((f) => stored.includes(f))) {
-        over++;
-        overList.push(`${l.class}/${l.carrier}: ${l.text.slice(0, 120)}`);
-      }
-      continue;
+/** the same records through the HTTP routes (POST /logs, /network, /network-bodies, /websocket-events) */
+async function sendHttp(app: App, recs: Array<[string, Record<string, unknown>]>): Promise<void> {
+  const byKind = new Map<string, unknown[]>();
+  for (const [kind, rec] of recs) byKind.set(kind, [...(byKind.get(kind) ?? []), rec]);
+  for (const [kind, all] of byKind) {
+    const route = KIND_TABLE.find((r) => r.name === kind)!.http!;
+    for (let i = 0; i < all.length; i += 40) {
+      const r = await fetch(`http://127.0.0.1:${app.port}${route.route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ [route.bodyKey]: all.slice(i, i + 40) }) });
+      const body = (await r.json()) as { rejected?: number };
+      expect(r.status, JSON.stringify(body)).toBe(200);
+      expect(body.rejected, JSON.stringify(body)).toBe(0);
     }
-    const s = l.secret!;
-    const windows = s.length >= 12 ? Array.from({ length: s.length - 11 }, (_, i) => s.slice(i, i + 12)) : [s];
-    const leaked = windows.some((w) => [w, JSON.stringify(w).slice(1, -1)].some((e) => stored.includes(e)));
-    const row = table.get(l.class) ?? {};
-    row[l.carrier] = leaked ? 'LEAK' : 'ok';
-    table.set(l.class, row);
-    if (leaked) leaks.push(`${l.class}/${l.carrier}`);
   }
-  const carriers = ['header', 'url', 'json_body', 'text_body', 'console_arg', 'ws_frame'];
-  const md = [`| class | ${carriers.join(' | ')} |`, `|---|${carriers.map(() => '---').join('|')}|`, ...[...table].map(([c, r]) => `| ${c} | ${carriers.map((k) => r[k] ?? '—').join(' | ')} |`)];
-  process.stderr.write(`fixture corpus end to end: ${lines.length - looks.length - leaks.length}/${lines.length - looks.length} secrets redacted, over-redaction ${over}/${looks.length}${overList.map((o) => `\n  ${o}`).join('')}\n${md.join('\n')}\n`);
-  expect(leaks).toEqual([]);
-  expect(over / looks.length).toBeLessThanOrEqual(0.02);
-}, 60_000);
+}
+
+describe.each(['websocket', 'http'] as const)('the fixture corpus over %s, end to end and read back over MCP', (transport) => {
+  let app: App;
+  beforeAll(async () => {
+    app = await startTestServer({ rings: { logs: 2 << 20, network: 2 << 20, network_bodies: 2 << 20, ws_events: 2 << 20 } });
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it('0 leaks in the rings and in the answers, over-redaction ≤ 2 %, recall per class and carrier', async () => {
+    const lines = loadCorpus();
+    const recs = corpusRecords(lines, Date.now());
+    await (transport === 'websocket' ? sendWebSocket(app, recs) : sendHttp(app, recs));
+    const kinds = ['logs', 'network', 'network_bodies', 'ws_events', 'actions', 'perf', 'ext_logs'];
+    // the stored payloads as they are (JSON records), one per line
+    const stored = ['logs', 'network', 'network_bodies', 'ws_events'].flatMap((k) => app.reader.read(kinds.indexOf(k), 0, 5000).records.map((r) => Buffer.from(r.payload).toString())).join('\n');
+    expect(stored.split('\n').length).toBe(lines.length);
+    const answer = await readBack(app);
+    // the answers show the records (a look-alike comes back as it went in), not an error
+    expect(answer).toContain('/src/main.tsx?t=');
+    expect(answer).toContain('[REDACTED:graphql_variable]');
+
+    const table = new Map<string, Record<string, string>>();
+    const leaks: string[] = [];
+    let over = 0;
+    const overList: string[] = [];
+    const looks = lines.filter((l) => l.lookalike);
+    for (const l of lines) {
+      if (l.lookalike) {
+        const forms = [l.text, JSON.stringify(l.text).slice(1, -1), JSON.stringify(JSON.stringify(l.text).slice(1, -1)).slice(1, -1)];
+        if (l.carrier === 'header') forms.push(JSON.stringify(l.text.slice(l.text.indexOf(': ') + 2)).slice(1, -1));
+        if (l.carrier === 'console_arg') forms.push(...(JSON.parse(l.text) as unknown[]).map((a) => JSON.stringify(a)));
+        if (!forms.some((f) => stored.includes(f))) {
+          over++;
+          overList.push(`${l.class}/${l.carrier}: ${l.text.slice(0, 120)}`);
+        }
+        continue;
+      }
+      const s = l.secret!;
+      const windows = s.length >= 12 ? Array.from({ length: s.length - 11 }, (_, i) => s.slice(i, i + 12)) : [s];
+      const forms = (w: string): string[] => [w, JSON.stringify(w).slice(1, -1), encodeURIComponent(w)];
+      const leaked = windows.some((w) => forms(w).some((e) => stored.includes(e) || answer.includes(e)));
+      const row = table.get(l.class) ?? {};
+      row[l.carrier] = leaked ? 'LEAK' : 'ok';
+      table.set(l.class, row);
+      if (leaked) leaks.push(`${l.class}/${l.carrier}`);
+    }
+    const carriers = ['header', 'url', 'json_body', 'text_body', 'console_arg', 'ws_frame'];
+    const md = [`| class | ${carriers.join(' | ')} |`, `|---|${carriers.map(() => '---').join('|')}|`, ...[...table].map(([c, r]) => `| ${c} | ${carriers.map((k) => r[k] ?? '—').join(' | ')} |`)];
+    process.stderr.write(`fixture corpus over ${transport}: ${lines.length - looks.length - leaks.length}/${lines.length - looks.length} secrets redacted, over-redaction ${over}/${looks.length}${overList.map((o) => `\n  ${o}`).join('')}\n${md.join('\n')}\n`);
+    expect(leaks).toEqual([]);
+    expect(over / looks.length).toBeLessThanOrEqual(0.02);
+  }, 90_000);
+});

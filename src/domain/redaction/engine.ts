@@ -9,7 +9,9 @@ import type { UserPattern } from '../patterns/user-pattern.js';
 import type { Kind } from '../kinds.js';
 import { BUILTIN_RULES, isCard, SENSITIVE_HEADER, type Rule } from './rules.js';
 import { markUserRules, userRule, UserRuleError, type UserRule } from './user-rules.js';
-import { isSensitiveKey, isSecretValue } from './keyed.js';
+import { isKeyedSecret, isSecretValue, keyFlags, SECRETISH, SENSITIVE } from './keyed.js';
+import { sensitiveVariables } from './graphql.js';
+import { MIN_MIXED } from './shape.js';
 import { redactCookie, redactSetCookie } from './cookies.js';
 import { hasLabel, joinedArgs, redactArgs, scrubMessage } from './args.js';
 import { decodeRun, eachRun, isUserPassword, MAX_RUNS } from './base64.js';
@@ -232,7 +234,7 @@ export class RedactionEngine {
   }
 
   /** Deep, for any JSON value (egress of tool results, health). */
-  redactValue(v: unknown, depth = 0): unknown {
+  redactValue(v: unknown, depth = 0, vars?: Set<string>): unknown {
     if (typeof v === 'string') return this.redactText(v);
     // a card number sent as a JSON number
     if (this.builtins && typeof v === 'number' && v >= 1e12 && Number.isSafeInteger(v) && isCard(String(v))) return this.count('card', '[REDACTED:card]');
@@ -240,15 +242,20 @@ export class RedactionEngine {
     // deeper than any real payload: nothing below is looked at, so nothing below is kept
     if (depth > 32) return this.count('depth', '[REDACTED:depth]');
     if (Array.isArray(v)) return v.map((x) => this.redactValue(x, depth + 1));
+    // a GraphQL request as an object ({query, variables}, or graphql-ws's payload): the variables
+    // passed to sensitive arguments (login(password: $p)) are secrets whatever they are called
+    const rec = v as Record<string, unknown>;
+    const gql = this.builtins && typeof rec.query === 'string' && rec.variables !== null && typeof rec.variables === 'object' ? sensitiveVariables(rec.query) : undefined;
     // a "__proto__" key (JSON.parse makes it an own property) must stay a key, not become the prototype
     const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
     for (const [k, x] of Object.entries(v)) {
       // {password: "…"} as an object (console args, parsed bodies): the key says what the value is
-      if (this.builtins && (typeof x === 'string' || typeof x === 'number') && isSensitiveKey(k) && isSecretValue(x) && !this.allow.has(String(x))) {
+      if (this.builtins && (typeof x === 'string' || typeof x === 'number') && (isKeyedSecret(k, x) || (vars?.has(k) === true && isSecretValue(x))) && !this.allow.has(String(x))) {
         const sv = String(x);
         const scheme = /^(Bearer|Basic|Token|Digest)\s+\S/i.exec(sv)?.[1];
-        out[k] = scheme ? this.count(scheme.toLowerCase(), `${scheme} [REDACTED:${scheme.toLowerCase()}]`) : this.count('keyed_secret', '[REDACTED:keyed_secret]');
-      } else out[k] = this.redactValue(x, depth + 1);
+        const cls = vars?.has(k) ? 'graphql_variable' : keyFlags(k) & SENSITIVE ? 'keyed_secret' : 'high_entropy';
+        out[k] = scheme ? this.count(scheme.toLowerCase(), `${scheme} [REDACTED:${scheme.toLowerCase()}]`) : this.count(cls, `[REDACTED:${cls}]`);
+      } else out[k] = this.redactValue(x, depth + 1, k === 'variables' && gql?.size ? gql : undefined);
     }
     return out;
   }
@@ -295,7 +302,7 @@ export class RedactionEngine {
       else if (lower === 'set-cookie') out[name] = this.count('cookie', redactSetCookie(value));
       else if (lower === 'cookie') out[name] = this.count('cookie', redactCookie(value));
       // X-Session-Id, X-Refresh-Token, Sid…: a name that says "secret" (the keyed words) is as good as the list
-      else if (SENSITIVE_HEADER.test(name) || (isSensitiveKey(name) && isSecretValue(value))) {
+      else if (SENSITIVE_HEADER.test(name) || isKeyedSecret(name, value)) {
         // keep the scheme so the agent still sees what kind of credential was sent
         const scheme = /^(Bearer|Basic|Token|Digest|AWS4-HMAC-SHA256)\s/i.exec(value)?.[1];
         const cls = scheme ? scheme.toLowerCase().replace(/[^a-z0-9]/g, '') : 'header';
@@ -383,8 +390,11 @@ function collect(v: unknown, out: string[], depth: number): boolean {
     else
       for (const k of Object.keys(v)) {
         out.push(k);
-        if (isSensitiveKey(k)) keyed = true;
-        keyed = collect((v as Record<string, unknown>)[k], out, depth + 1) || keyed;
+        const x = (v as Record<string, unknown>)[k];
+        const f = keyFlags(k);
+        // a secret-ish name (appKey) counts only with a value long enough to be shaped like a secret
+        if (f & SENSITIVE || (f & SECRETISH && typeof x === 'string' && x.length >= MIN_MIXED)) keyed = true;
+        keyed = collect(x, out, depth + 1) || keyed;
       }
     return keyed;
   }

@@ -4,6 +4,8 @@
  * Order matters: structured values first, key/value context next, the generic rule last.
  */
 import { scanKeyed, type Span } from './keyed.js';
+import { scanGraphql } from './graphql.js';
+import { scanPairs } from './pairs.js';
 
 export interface Rule {
   name: string;
@@ -78,7 +80,10 @@ export const BUILTIN_RULES: Rule[] = [
   // "Bearer authentication" is prose: a credential is not a lowercase word
   { name: 'bearer', re: /\b(?:[Bb]earer|BEARER)\s+(?<s>[A-Za-z0-9._~+/=-]{8,})/g, verify: (v: string) => !/^[a-z]+$/.test(v) },
   { name: 'basic', re: /\b(?:[Bb]asic|BASIC)\s+(?<s>[A-Za-z0-9+/]{8,}={0,2})/g, verify: basicCredential },
-  { name: 'url_userinfo', re: /\b[a-z][a-z0-9+.-]{1,20}:\/\/[^\s/?#:@"']{1,200}:(?<s>[^\s/?#@"']{1,200})@/gi },
+  // the user may be empty: redis://:password@host
+  { name: 'url_userinfo', re: /\b[a-z][a-z0-9+.-]{1,20}:\/\/[^\s/?#:@"']{0,200}:(?<s>[^\s/?#@"']{1,200})@/gi },
+  // Oracle's JDBC thin form: jdbc:oracle:thin:scott/tiger@//host:1521/svc
+  { name: 'oracle_userinfo', re: /\bjdbc:oracle:[a-z]{1,10}:[^\s/@:"']{1,128}\/(?<s>[^\s/@"']{1,200})@/g },
   { name: 'aws_access_key', re: /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b/g },
   { name: 'aws_secret_key', re: /(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)["']?\s{0,5}[:=]\s{0,5}["']?(?<s>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])/gi },
   { name: 'github_token', re: /\b(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})/g },
@@ -93,8 +98,12 @@ export const BUILTIN_RULES: Rule[] = [
   { name: 'sendgrid_key', re: /\bSG\.[A-Za-z0-9_-]{16,64}\.[A-Za-z0-9_-]{16,64}/g },
   // key/value secrets (JSON keys at any depth, query and form fields, header lines, escaped JSON): a scanner
   { name: 'keyed_secret', re: /(?!)/g, scan: scanKeyed },
+  // a GraphQL variable passed to a sensitive argument: login(password: $p) … "variables": {"p": "…"}
+  { name: 'graphql_variable', re: /(?!)/g, scan: scanGraphql },
+  // name=value with a name that says nothing and a value shaped like a credential: ?appid=…, &sig=…
+  { name: 'high_entropy', re: /(?!)/g, scan: scanPairs },
   { name: 'card', re: /(?<![0-9])[0-9](?:[ -]?[0-9]){12,18}(?![0-9])/g, verify: isCard },
-  { name: 'generic_secret', re: /(?<![A-Za-z0-9])(?:key|secret|token|password|passwd|pwd)[A-Za-z0-9_-]{0,20}["']?\s{0,5}[:=]\s{0,5}["']?(?<s>[A-Za-z0-9+/_=.-]{16,512})/gi, verify: looksRandom },
+  { name: 'generic_secret', re: /(?<![A-Za-z0-9])(?:key|secret|token|password|passwd|pwd)[A-Za-z0-9_-]{0,20}["']?\s{0,5}[:=]\s{0,5}["']?(?<s>[A-Za-z0-9+/_=.-]{16,512})/gi, verify: (v: string) => looksRandom(v) && !/^pk_(?:live|test)_/.test(v) },
 ].map((r) => ({ ...r, builtin: true }));
 
 /**
@@ -103,7 +112,7 @@ export const BUILTIN_RULES: Rule[] = [
  * rules require), kept short because its cost grows with its alternatives; case variants are
  * spelled out because the case-insensitive flag costs ~20 % here.
  */
-export const TRIGGER = /PRIVATE KEY|eyJ|[Bb]earer |BEARER |[Bb]asic |BASIC |:\/\/[^\s/@]{1,200}@|A[KSGIRNP][IS][ADAP][0-9A-Z]{16}|gh[pousr]_|github_pat_|glpat-|xox[abposr]-|hooks\.slack|[sr]k_(?:live|test)_|sk-|AIza|npm_|SG\.|(?:[Kk]ey|KEY|[Ss]ecret|SECRET|[Tt]oken|TOKEN|[Pp]ass[wp]|PASS[WP]|[Pp]wd|PWD|[Aa]uth|AUTH|[Cc]red|CRED|[Ss]ess|SESS|[Ss]id|SID|[Jj]wt|JWT|[Oo]tp|OTP|[Cc]ookie|COOKIE)[A-Za-z0-9_.$-]{0,24}\\{0,8}["']?\s{0,5}[:=]|[2-6]\d{3}[ -]?\d{4}[ -]?\d{2}/;
+export const TRIGGER = /PRIVATE KEY|eyJ|[Bb]earer |BEARER |[Bb]asic |BASIC |:\/\/[^\s/@]{1,200}@|A[KSGIRNP][IS][ADAP][0-9A-Z]{16}|gh[pousr]_|github_pat_|glpat-|xox[abposr]-|hooks\.slack|[sr]k_(?:live|test)_|sk-|AIza|npm_|SG\.|jdbc:oracle:[a-z]{1,10}:[^\s/@:"']{1,128}\/[^\s/@"']{1,200}@|(?:[Kk]ey|KEY|[Ss]ecret|SECRET|[Tt]oken|TOKEN|[Pp]ass|PASS|[Pp]w|PW|[Pp]sw|PSW|[Pp]in|PIN|[Aa]uth|AUTH|[Cc]red|CRED|[Ss]ess|SESS|[Ss]id|SID|[Ss]ig|SIG|[Jj]wt|JWT|[Oo]tp|OTP|[Cc]ookie|COOKIE|[Aa]ppid|APPID|[Hh]mac|HMAC)[A-Za-z0-9_.$-]{0,24}\\{0,8}["']?\s{0,5}[:=]|[A-Za-z0-9_.$-]=[A-Za-z0-9+/=_.~%-]{22}|[2-6]\d{3}[ -]?\d{4}[ -]?\d{2}/;
 
 /** Header names whose values are credentials whatever they look like. */
 export const SENSITIVE_HEADER = /^(?:authorization|proxy-authorization|x-api-key|x-auth-token|x-csrf-token|x-xsrf-token)$|token|secret|password|api-?key|auth/i;

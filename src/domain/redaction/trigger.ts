@@ -18,8 +18,8 @@ const CARD_DIGITS = /[2-6]\d{3}[ -]?\d{4}[ -]?\d{2}/g;
 const ID = new Uint8Array(128);
 for (const c of 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.$-') ID[c.charCodeAt(0)] = 1;
 
-/** keywords of TRIGGER's key/value branch, lower case; 'pass' covers pass[wp] (a superset) */
-const KEYWORDS = ['key', 'secret', 'token', 'pass', 'pwd', 'auth', 'cred', 'sess', 'sid', 'jwt', 'otp', 'cookie'].map((w) => [...w].map((c) => c.charCodeAt(0)));
+/** keywords of TRIGGER's key/value branch, lower case; 'pass' covers pass[wp], 'pw' covers pwd (a superset) */
+const KEYWORDS = ['key', 'secret', 'token', 'pass', 'pw', 'psw', 'pin', 'auth', 'cred', 'sess', 'sid', 'sig', 'jwt', 'otp', 'cookie', 'appid', 'hmac'].map((w) => [...w].map((c) => c.charCodeAt(0)));
 /** the keywords by their first (lower-case) letter: most positions start none */
 const BY_FIRST: number[][][] = Array.from({ length: 128 }, () => []);
 const FIRST = new Uint8Array(128);
@@ -65,11 +65,29 @@ function keyedBefore(s: string, p: number): boolean {
     const c = s.charCodeAt(at);
     if (c >= 128 || ID[c] !== 1) return false;
     const lc = c | 0x20;
-    if (FIRST[lc] === 1 && end - at >= 3) {
+    if (FIRST[lc] === 1 && end - at >= 2) {
       for (const w of BY_FIRST[lc]!) if (at + w.length <= end && at + w.length >= end - 24 && wordAt(s, at, w)) return true;
     }
   }
   return false;
+}
+
+/** [A-Za-z0-9+/=_.~%-]: what a value shaped like a secret is made of (shape.ts), percent-encoded or not */
+const VALUE = new Uint8Array(128);
+for (const c of 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/=_.~%-') VALUE[c.charCodeAt(0)] = 1;
+
+/**
+ * TRIGGER's name=value branch at its '=' at p: a name character before, then PAIR_VALUE value
+ * characters (the shortest value pairs.ts takes). `?page=2&sort=asc` fails on the first short value.
+ */
+const PAIR_VALUE = 22;
+function pairAt(s: string, p: number): boolean {
+  if (p === 0 || !isId(s.charCodeAt(p - 1)) || p + PAIR_VALUE >= s.length) return false;
+  for (let i = p + 1; i <= p + PAIR_VALUE; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 128 || VALUE[c] !== 1) return false;
+  }
+  return true;
 }
 
 function schemeBefore(s: string, p: number, scheme: string): boolean {
@@ -102,7 +120,11 @@ function userinfoBefore(s: string, p: number): boolean {
     j--;
     n++;
   }
-  return n >= 1 && j >= 2 && s.charCodeAt(j) === 47 && s.charCodeAt(j - 1) === 47 && s.charCodeAt(j - 2) === 58;
+  if (n < 1 || j < 2 || s.charCodeAt(j) !== 47) return false;
+  if (s.charCodeAt(j - 1) === 47 && s.charCodeAt(j - 2) === 58) return true;
+  // jdbc:oracle:thin:user/password@: the user, then ':' and the driver's name back to "jdbc:oracle:"
+  // (a bounded look back: a text of many `a/b@` must not rescan all of itself at each)
+  return s.slice(Math.max(0, j - 151), j).includes('jdbc:oracle:');
 }
 
 /**
@@ -143,7 +165,7 @@ export function markTriggered(text: string, starts: ArrayLike<number>, hit: Uint
     }
   };
   anchored(':', keyedBefore);
-  anchored('=', keyedBefore);
+  anchored('=', (t, p) => keyedBefore(t, p) || pairAt(t, p));
   anchored('@', userinfoBefore);
   anchored('_', underscoreToken);
   anchored('-', dashToken);

@@ -116,6 +116,14 @@ describe('redaction engine', () => {
       'Bearer '.repeat(n),
       'sk-'.repeat(n),
       `key=${'A1b2'.repeat(n)}`,
+      // issue 20: name=value pairs, GraphQL variables, connection strings, Oracle userinfo
+      '&a='.repeat(n),
+      `x=${'Zq8mN3xV7bL2kP9wR4tY6uI1'.repeat(n / 8)}`,
+      `${'password: $p '.repeat(n / 8)}${'"p":"'.repeat(n / 4)}`,
+      ';Password='.repeat(n / 2),
+      'PWD={'.repeat(n / 2),
+      'a/b@'.repeat(n),
+      'jdbc:oracle:thin:a/'.repeat(n / 4),
     ];
     const time = (n: number): number => {
       const inputs = hostile(n);

@@ -22,6 +22,8 @@ const FRAGMENTS = [
   'PRIVATE KEY', 'PRIVATE', ' KEY', 'eyJ', 'ey', 'J', 'Bearer ', 'bearer', 'BEARER ', 'Basic ', 'basic', 'BASIC ', 'AKIA', 'ASIA', 'AIDA', 'ABCDEFGHIJ', '0123456789', 'XYZ',
   'ghp_', 'gho', '_', 'github_pat_', 'github_pat', 'glpat-', 'glpat', 'xoxb-', 'xox', 'b-', 'hooks.slack', 'hooks', '.slack', 'sk_live_', 'rk_test_', 'k_live', 'sk-', 'sk', '-',
   'AIza', 'AI', 'za', 'npm_', 'npm', 'SG.', 'SG', '.', '4111', '1111', '5500 0000', '-0000', '2', '7', '42', 'abc', 'é', 'İ', '\u00a0', '\u2028', 'x'.repeat(25),
+  // issue 20: short password words, secret-ish names, name=value pairs, Oracle's user/password@
+  'pin', 'PIN', 'pw', 'Psw', 'sig', 'SIG', 'appid', 'HMAC', '?', '&', ';', '%2B', 'A1b2C3d4E5f6G7h8I9j0K1', 'Zq8mN3xV7bL2', 'jdbc:oracle:thin:', 'jdbc:oracle:', 'scott', 'tiger',
 ];
 
 function randomText(): string {
