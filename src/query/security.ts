@@ -158,8 +158,8 @@ function documentHeaders(url: string, status: number, ts: number, loads: number,
   for (const name of DOCUMENT_HEADERS) {
     const v = headers[name];
     if (v !== undefined) present[name] = v;
-    // browsers ignore HSTS over http: not having it there is no gap
-    else if (name !== 'strict-transport-security' || https) missing.push(name);
+    // browsers ignore HSTS over http, and frame-ancestors supersedes X-Frame-Options: no gap
+    else if ((name !== 'strict-transport-security' || https) && (name !== 'x-frame-options' || !/frame-ancestors/i.test(headers['content-security-policy'] ?? ''))) missing.push(name);
   }
   if (headers['content-security-policy-report-only'] !== undefined) present['content-security-policy-report-only'] = headers['content-security-policy-report-only'];
   return { url, status, ts, loads, present, missing };

@@ -64,7 +64,8 @@ function a11y(r: CommandResult<'a11y_audit'>): string {
     lines.push(`## ${impact ?? 'unrated'} (${group.length})`);
     for (const v of group) {
       const tags = v.tags?.length ? ` [${v.tags.map(w).join(' ')}]` : '';
-      lines.push(`- ${w(v.id)}${tags}: ${q(v.help)} — ${v.node_count} element${v.node_count === 1 ? '' : 's'}${v.help_url ? ` ${q(v.help_url)}` : ''}`);
+      // help_url is left out: the guide says how the id names the rule's page
+      lines.push(`- ${w(v.id)}${tags}: ${q(v.help)} — ${v.node_count} element${v.node_count === 1 ? '' : 's'}`);
       // the rule's fix once; an element's own only where it says something else (contrast ratios)
       const fix = v.fix ?? v.nodes[0]?.failure_summary;
       if (fix) lines.push(`    fix: ${pageText(fix, 300)}`);

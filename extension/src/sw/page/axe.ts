@@ -73,8 +73,20 @@ export async function pageAxeRun(p: AxeArgs, L: AxeLimits): Promise<unknown> {
       if (head || !sections.length) sections.push({ head: head ? `${head[1]!.toLowerCase()} of:` : '', items: [] });
       if (!head) sections[sections.length - 1]!.items.push(line);
     }
-    // a single reason needs no "any of:" in front of it
-    return clip(sections.filter((x) => x.items.length).map((x) => (x.items.length > 1 && x.head ? `${x.head} ${x.items.join('; ')}` : x.items.join('; '))).join(' — '), n);
+    // whole reasons while they fit, the rest counted; a single reason needs no "any of:"
+    const joined = (items: string[], room: number): string => {
+      let out = '';
+      let i = 0;
+      for (; i < items.length; i++) {
+        const next = out ? `${out}; ${items[i]}` : items[i]!;
+        if (out && next.length > room - 12) break;
+        out = next;
+      }
+      return i < items.length ? `${out} (+${items.length - i} more)` : out;
+    };
+    const kept = sections.filter((x) => x.items.length);
+    const room = Math.floor(n / Math.max(kept.length, 1));
+    return clip(kept.map((x) => (x.items.length > 1 && x.head ? `${x.head} ${joined(x.items, room - x.head.length - 1)}` : joined(x.items, room))).join(' — '), n);
   };
   // the criteria an agent can cite (wcag2aa, wcag143…) and best-practice; not axe's other catalogues
   const criteria = (tags: string[] | undefined): string[] => (tags ?? []).filter((t) => /^(wcag|best-practice$)/.test(t)).slice(0, L.tags).map((t) => clip(t, 40));
