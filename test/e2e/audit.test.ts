@@ -37,6 +37,8 @@ const AUDIT_PAGE = `<!doctype html><html lang="en"><head><title>Audit page</titl
 <ul id="list"><li><button class="buy">Buy</button></li><li><button class="buy">Buy</button></li><li><button class="buy">Buy</button></li></ul>
 <div><button class="buy">Buy</button></div>
 <p id="out">none</p>
+<section><div><div><div><div><span class="deep">a</span></div></div></div></div></section>
+<section><div><div><div><div><span class="deep">b</span></div></div></div></div></section>
 <script>document.querySelectorAll('.buy').forEach((b, i) => b.addEventListener('click', () => { document.getElementById('out').textContent = 'bought ' + i; }));</script>
 </main></body></html>`;
 
@@ -148,6 +150,11 @@ describe.skipIf(!hasChromium)('audit answers from the real extension in Chromium
     // each is unique in the live page, and names the element the query matched in that order
     const counts = await page.evaluate(`(${JSON.stringify(sels)}).map((s) => [document.querySelectorAll(s).length, [...document.querySelectorAll('.buy')].indexOf(document.querySelector(s))])`);
     expect(counts).toEqual([[1, 0], [1, 1], [1, 2], [1, 3]]);
+    // twins deeper than the tails tried: the whole path from the root, still checked unique
+    const deep = await call('analyze', { target: 'dom', selector: '.deep' });
+    const deepSels = [...deep.text.matchAll(/ sel="((?:[^"\\]|\\.)+)"/g)].map((m) => JSON.parse(`"${m[1]}"`) as string);
+    expect(deepSels).toEqual(['html > body > main > section:nth-of-type(1) > div > div > div > div > span', 'html > body > main > section:nth-of-type(2) > div > div > div > div > span']);
+    expect(await page.evaluate(`(${JSON.stringify(deepSels)}).map((s) => document.querySelector(s).textContent)`)).toEqual(['a', 'b']);
     // an id wins when it is unique
     expect((await call('analyze', { target: 'dom', selector: 'input' })).text).toContain('sel="#unlabelled"');
 

@@ -54,8 +54,11 @@ export function pageDomQuery(p: DomQueryArgs, L: DomLimits): unknown {
   /**
    * A selector `interact` can take next: the id when it is unique, else a test id, else the
    * shortest tail of a tag:nth-of-type path (anchored at the nearest ancestor with a unique id)
-   * that matches this element alone. Checked against the document, not assumed.
+   * that matches this element alone. Checked against the document, not assumed. Each check scans
+   * the document, so only the first TAIL_CHECKS tails are tried; past them the path runs up to an
+   * anchor or the root, unique by construction, and is checked once.
    */
+  const TAIL_CHECKS = 4;
   const uniqueSelector = (el: Element): string | undefined => {
     if (el.id && only(`#${esc(el.id)}`, el)) return `#${esc(el.id)}`;
     for (const a of ['data-testid', 'data-test', 'data-cy']) {
@@ -63,23 +66,21 @@ export function pageDomQuery(p: DomQueryArgs, L: DomLimits): unknown {
       if (v && v.length <= 200 && only(`[${a}="${esc(v)}"]`, el)) return `[${a}="${esc(v)}"]`;
     }
     const steps: string[] = [];
-    for (let cur: Element | null = el; cur && steps.length < 32; cur = cur.parentElement) {
-      if (cur !== el && cur.id && only(`#${esc(cur.id)}`, cur)) {
+    for (let cur: Element | null = el; cur; cur = cur.parentElement) {
+      if (cur !== el && cur.id && document.getElementById(cur.id) === cur && only(`#${esc(cur.id)}`, cur)) {
         steps.push(`#${esc(cur.id)}`);
         break;
       }
-      const tag = esc(cur.localName);
       const parent = cur.parentElement;
       const same = parent ? [...parent.children].filter((k) => k.tagName === cur!.tagName) : [];
-      steps.push(same.length > 1 ? `${tag}:nth-of-type(${same.indexOf(cur) + 1})` : tag);
-      // the shortest tail that is unique already: shorter for the agent, as exact
+      steps.push(same.length > 1 ? `${esc(cur.localName)}:nth-of-type(${same.indexOf(cur) + 1})` : esc(cur.localName));
       const tail = [...steps].reverse().join(' > ');
-      if (only(tail, el)) return tail.length <= 1000 ? tail : undefined;
+      if (tail.length > 1000) return undefined;
+      if (steps.length <= TAIL_CHECKS && only(tail, el)) return tail;
     }
     const path = steps.reverse().join(' > ');
     return path.length <= 1000 && only(path, el) ? path : undefined;
   };
-
   const child = (el: Element, depth: number): Record<string, unknown> => {
     const out: Record<string, unknown> = { tag: clip(el.tagName.toLowerCase(), 64) };
     if (el.id) out.id = clip(el.id, 256);
