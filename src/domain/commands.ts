@@ -28,6 +28,10 @@ export const LIMITS = {
   nodesPerRule: 10,
   html: 200,
   passes: 200,
+  /** WCAG criteria tags per rule */
+  tags: 12,
+  /** a rule's (or element's) fix text, shortened by the extension */
+  fix: 300,
 } as const;
 
 /** deadline per type when the caller names none, ms */
@@ -103,6 +107,8 @@ export const DomNode = z.object({
   classes: z.array(s(128)).max(20).optional(),
   text: s(LIMITS.text).optional(),
   text_truncated: z.boolean().optional(),
+  /** unique in the document when queried (checked there): what interact takes; optional: older extensions send none */
+  selector: selector.optional(),
   attributes: Attributes.optional(),
   bbox: Box,
   visible: z.boolean(),
@@ -153,6 +159,10 @@ export const A11yResult = z.object({
         impact: z.enum(IMPACTS).nullable(),
         help: s(500),
         help_url: s(500).optional(),
+        /** the WCAG criteria (wcag2aa, wcag143…) and best-practice; optional: older extensions send none */
+        tags: z.array(s(40)).max(LIMITS.tags).optional(),
+        /** what fails, shortened: "any of: reason; reason" (the first element's; each element has its own) */
+        fix: s(LIMITS.fix).optional(),
         node_count: count,
         nodes: z.array(z.object({ selector: s(1000), html: s(LIMITS.html), failure_summary: s(2000) })).max(LIMITS.nodesPerRule),
       }),
@@ -160,6 +170,8 @@ export const A11yResult = z.object({
     .max(LIMITS.rules),
   passes: z.array(z.object({ id: s(128), node_count: count })).max(LIMITS.passes).optional(),
   incomplete: count.optional(),
+  /** how many rules passed, need manual review, or had nothing to check; optional: older extensions send none */
+  counts: z.object({ passes: count, incomplete: count, inapplicable: count }).optional(),
   /** set by the extension when the answer came from its 30 s cache */
   cached_age_ms: count.optional(),
 });

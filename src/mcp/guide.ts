@@ -58,8 +58,13 @@ mix. \`fold:false\` lists every record on its own line.
   performance regressions and WebSocket errors since a checkpoint you made ("CLIENT:NAME" names
   another agent's checkpoint; without the prefix only yours are seen).
 - Every analyze answer fits \`budget\` characters too (default 8 000), whole lines only.
-- analyze({target:"security"}) — credentials in URLs, cookies without Secure/HttpOnly, mixed content,
-  documents missing security headers.
+- analyze({target:"security"}) — findings (credentials in URLs, mixed content, cookies without
+  Secure/HttpOnly or SameSite=None without Secure, documents without CSP, nosniff, X-Frame-Options or
+  frame-ancestors, HSTS over https), then each document's security headers present and missing
+  (CSP, HSTS, X-Frame-Options, X-Content-Type-Options, Referrer-Policy, Permissions-Policy, COOP,
+  COEP; the latest load of each URL) and each cookie responses set, with its flags (Secure, HttpOnly,
+  SameSite, domain, path, session/persistent/long_lived). The extension reads these on every load
+  of a tracked tab (reload a page loaded before); cookie values are never captured. url narrows.
 
 ## The live page (via the extension)
 These ask the extension in the developer's browser, so they need it connected (the popup shows
@@ -68,12 +73,17 @@ These ask the extension in the developer's browser, so they need it connected (t
   classes, text (≤ 500 chars), attributes, bounding box, visibility. include_styles adds a layout
   subset of computed styles (display, position, size, margin, padding, overflow, z-index…);
   properties:["color","font-size"] reads exactly those instead. include_children adds the child
-  tree to max_depth (1–5, default 2; ≤ 20 children per element).
+  tree to max_depth (1–5, default 2; ≤ 20 children per element). Each match has sel="…": a
+  selector that matched only that element when queried (its id, a test id, or a short
+  :nth-of-type path); interact takes it as selector.
 - analyze({target:"page_info"}) — url, title, viewport, scroll, document height, forms with their
   fields and labels, headings, counts of links, images and interactive elements.
 - analyze({target:"accessibility"}) — axe-core audit; scope (CSS selector), tags (e.g. ["wcag2a",
-  "wcag2aa"]), include_passes. Violations grouped by impact, ≤ 10 elements each with selector,
-  html and what fails. Cached 30 s per URL; force_refresh:true re-runs. Takes up to 30 s.
+  "wcag2aa"]), include_passes. Violations grouped by impact, one line per rule with its WCAG tags
+  (wcag2aa, wcag143…), then what to fix, then up to 3 elements (selector; the first with its
+  html); last, how many rules passed, are incomplete (check by hand) and inapplicable. A rule's
+  page: https://dequeuniversity.com/rules/axe/<major.minor>/<rule id>. Cached 30 s per URL;
+  force_refresh:true re-runs. Takes up to 30 s.
 - A call that takes longer than a few seconds answers with a query_id; fetch the answer with
   observe({what:"command_result", query_id:"…"}). Commands time out after 10 s (accessibility 30 s).
 - tab_id targets a tab (observe({what:"page"}) shows it); default is the active tab.

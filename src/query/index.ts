@@ -24,4 +24,4 @@ export { errorContext, findErrors, type ErrorsSpec, type FoundErrors } from './e
 export { failingEndpoints } from './failing.js';
 export { compileTabPattern, headerOnly, inScope, MAX_TAB_PATTERN, pageUrlOf, type TabScope } from './tab-scope.js';
 export { recentTabPages } from './tab-pages.js';
-export { securityFindings, type FindingSeverity, type SecurityFinding } from './security.js';
+export { DOCUMENT_HEADERS, securityFindings, securityReport, type CookieSeen, type DocumentHeaders, type FindingSeverity, type SecurityFinding, type SecurityReport } from './security.js';

@@ -115,6 +115,61 @@ describe('commands', () => {
     expect(mine.text).toMatch(/accessibility: 2 rules violated on 2 elements[\s\S]*## critical \(1\)\n- image-alt[\s\S]*## serious \(1\)\n- color-contrast/);
   });
 
+  it('renders an audit compactly: WCAG tags, the fix once, three targets, the rule counts; an older shape still reads', async () => {
+    const ext = await extension();
+    const c = await agent('a11y');
+    const node = (i: number, summary = 'Element has insufficient color contrast of 2.1') => ({ selector: `.muted:nth-of-type(${i})`, html: `<p class="muted">${i}</p>`, failure_summary: summary });
+    const pending = call(c, 'analyze', { target: 'accessibility' });
+    const cmd = await nextCmd(ext, 0);
+    ext.send({
+      t: 'result',
+      id: cmd.id,
+      status: 'complete',
+      result: {
+        url: 'http://127.0.0.1:3000/',
+        engine: 'axe-core 4.14.1',
+        violations: [
+          { id: 'color-contrast', impact: 'serious', help: 'Elements must meet minimum color contrast ratio thresholds', help_url: 'https://dequeuniversity.com/rules/axe/4.14/color-contrast', tags: ['wcag2aa', 'wcag143'], fix: 'Element has insufficient color contrast of 2.1', node_count: 7, nodes: [node(1), node(2, 'Element has insufficient color contrast of 1.4'), node(3), node(4), node(5)] },
+        ],
+        incomplete: 2,
+        counts: { passes: 31, incomplete: 2, inapplicable: 55 },
+      },
+    });
+    const r = await pending;
+    expect(r.isError, r.text).toBe(false);
+    expect(r.text).toContain('## serious (1)\n- color-contrast [wcag2aa wcag143]: "Elements must meet minimum color contrast ratio thresholds" — 7 elements\n    fix: "Element has insufficient color contrast of 2.1"\n');
+    // the first target with its html, then targets only; an element's own text only where it differs
+    expect(r.text).toContain('    ".muted:nth-of-type(1)" "<p class=\\"muted\\">1</p>"\n    ".muted:nth-of-type(2)" "Element has insufficient color contrast of 1.4"\n    ".muted:nth-of-type(3)"\n    … 4 more\n');
+    expect(r.text).toContain('rules: 1 violated, 31 passed, 2 incomplete (need manual review), 55 inapplicable (nothing to check)');
+    expect(r.text).not.toContain('dequeuniversity');
+    expect(r.text).not.toContain('nth-of-type(4)');
+
+    // an extension from before these fields: its per-element summary stands in for the fix
+    const old = call(c, 'analyze', { target: 'accessibility', force_refresh: true });
+    const cmd2 = await nextCmd(ext, 1);
+    ext.send({ t: 'result', id: cmd2.id, status: 'complete', result: { url: 'http://127.0.0.1:3000/', engine: 'axe-core 4.10.0', violations: [{ id: 'label', impact: 'critical', help: 'Form elements must have labels', node_count: 1, nodes: [{ selector: '#nick', html: '<input id="nick">', failure_summary: 'Fix any of the following: no label' }] }], incomplete: 3 } });
+    const o = await old;
+    expect(o.text).toContain('- label: "Form elements must have labels" — 1 element\n    fix: "Fix any of the following: no label"\n    "#nick" "<input id=\\"nick\\">"');
+    expect(o.text).toContain('3 rules need manual review (incomplete)');
+
+    // tags and fix are bounded like every other field
+    const big = call(c, 'analyze', { target: 'accessibility', force_refresh: true });
+    const cmd3 = await nextCmd(ext, 2);
+    ext.send({ t: 'result', id: cmd3.id, status: 'complete', result: { url: 'u', engine: 'axe', violations: [{ id: 'x', impact: 'minor', help: 'h', tags: Array.from({ length: 13 }, (_, i) => `wcag${i}`), node_count: 0, nodes: [] }] } });
+    expect((await big).text).toMatch(/^invalid_result: a11y_audit result rejected: violations\.0\.tags/);
+  });
+
+  it('dom matches carry the selector the extension checked unique, ready for interact', async () => {
+    const ext = await extension();
+    const c = await agent('sel');
+    const pending = call(c, 'analyze', { target: 'dom', selector: 'li button' });
+    const cmd = await nextCmd(ext, 0);
+    ext.send({ t: 'result', id: cmd.id, status: 'complete', result: { ...DOM, match_count: 2, matches: [{ ...DOM.matches[0], selector: '#save' }, { tag: 'button', text: 'Buy', selector: 'li:nth-of-type(2) > button', bbox: { x: 0, y: 0, width: 1, height: 1 }, visible: true }] } });
+    const r = await pending;
+    expect(r.text).toContain('[0] "button#save" sel="#save" visible box=1,2 30×10 {"text":"Save"}');
+    expect(r.text).toContain('[1] "button" sel="li:nth-of-type(2) > button" visible box=0,0 1×1 {"text":"Buy"}');
+  });
+
   it('rejects a malformed result with a specific reason, counts it, and keeps the connection working', async () => {
     const ext = await extension();
     const c = await agent('m');

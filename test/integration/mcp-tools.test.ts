@@ -188,6 +188,28 @@ describe('analyze', () => {
     expect(r.text).toContain('without Content-Security-Policy');
     expect(r.text).toContain('mixed content');
   });
+
+  it('security: document headers and cookie attributes from the extension, listed present and missing, never a value', async () => {
+    const c = await agent('g5');
+    await send({
+      network_bodies: [
+        { ts: now, method: 'GET', url: 'https://shop.test/cart', status: 200, document: true, content_type: 'text/html', response_headers: { 'content-type': 'text/html', 'strict-transport-security': 'max-age=63072000', 'x-frame-options': 'DENY', 'x-content-type-options': 'nosniff' } },
+        { ts: now + 1, method: 'POST', url: 'https://shop.test/api/session', status: 200, cookies: [{ name: 'sess', secure: false, http_only: false, same_site: 'none', path: '/', expiry: 'long_lived' }, { name: 'csrf', secure: true, http_only: false, same_site: 'strict', expiry: 'session' }] },
+      ],
+    });
+    const r = await call(c, 'analyze', { target: 'security', url: 'shop.test' });
+    expect(r.text).toMatch(/^security: \d+ findings\n\[medium\] /);
+    expect(r.text).toContain('[medium] document without Content-Security-Policy — "shop.test/cart"');
+    expect(r.text).toContain('[medium] cookie sess without Secure — "shop.test/api/session"');
+    expect(r.text).toContain('[medium] cookie sess SameSite=None without Secure (browsers refuse it) — "shop.test/api/session"');
+    expect(r.text).toContain('[low] cookie csrf without HttpOnly (scripts can read it) — "shop.test/api/session"');
+    expect(r.text).toContain('documents (headers of the latest load; 1 URL):\n- "https://shop.test/cart" 200: present Strict-Transport-Security="max-age=63072000" X-Frame-Options="DENY" X-Content-Type-Options="nosniff"; missing Content-Security-Policy, Referrer-Policy, Permissions-Policy, Cross-Origin-Opener-Policy, Cross-Origin-Embedder-Policy');
+    expect(r.text).toContain('cookies set (attributes only; values are never captured): 2\n- "sess" no Secure no HttpOnly SameSite=none long_lived path="/" — set by "shop.test/api/session"\n- "csrf" Secure no HttpOnly SameSite=strict session — set by "shop.test/api/session"');
+    // within its budget, listings after the findings
+    const small = await call(c, 'analyze', { target: 'security', url: 'shop.test', budget: 1000 });
+    expect(small.text.length).toBeLessThanOrEqual(1000);
+    expect(small.text).toContain('[medium] document without Content-Security-Policy');
+  });
 });
 
 describe('configure', () => {

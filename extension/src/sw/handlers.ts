@@ -22,7 +22,7 @@ export interface HandlerDeps {
 
 /** Same numbers as the server's schema (src/domain/commands.ts LIMITS); it rejects anything above. */
 const DOM_LIMITS: DomLimits = { matches: 50, text: 500, childText: 100, children: 20, depth: 5, attributes: 30, forms: 20, fields: 50, headings: 50 };
-const AXE_LIMITS: AxeLimits = { rules: 100, nodesPerRule: 10, html: 200, passes: 200 };
+const AXE_LIMITS: AxeLimits = { rules: 100, nodesPerRule: 10, html: 200, passes: 200, tags: 12, fix: 240 };
 const AXE_CACHE_MS = 30_000;
 const AXE_CACHE_MAX = 20;
 const VALUE_MAX = 256;

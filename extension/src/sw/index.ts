@@ -7,6 +7,7 @@
  */
 import { CommandRegistry } from './commands.js';
 import { registerHandlers } from './handlers.js';
+import { securityRecord } from './security-headers.js';
 import { Tracking } from './tracking.js';
 import { Transport, type SocketLike } from './transport.js';
 import { DEFAULT_SETTINGS, normalizeSettings, type FileConfig, type PopupStatus, type Settings } from '../shared/settings.js';
@@ -206,6 +207,27 @@ chrome.runtime.onInstalled.addListener(() => {
     }
   });
 });
+
+// Document headers and Set-Cookie attributes, which no page script can see (security-headers.ts).
+// Registered at the top level so a response can wake a stopped worker; "extraHeaders" is what
+// lets Chrome show Set-Cookie to an extension at all.
+chrome.webRequest.onHeadersReceived.addListener(
+  (d) => {
+    void ready.then(() => {
+      if (!tracking.isTracked(d.tabId)) return;
+      const host = new URL(d.url).host;
+      // the server's own port is never page traffic
+      if (host === `127.0.0.1:${serverPort()}` || host === `localhost:${serverPort()}`) return;
+      const rec = securityRecord(d);
+      if (!rec) return;
+      const page = d.type === 'main_frame' ? d.url : ((d as { documentUrl?: string }).documentUrl ?? d.initiator ?? d.url);
+      transport?.add(d.tabId, page, { network_bodies: [rec] });
+    });
+    return undefined;
+  },
+  { urls: ['http://*/*', 'https://*/*'], types: ['main_frame', 'sub_frame', 'xmlhttprequest'] },
+  ['responseHeaders', 'extraHeaders'],
+);
 
 commands.register('extension_status', async () => popupStatus(undefined));
 registerHandlers(commands, {

@@ -9,7 +9,7 @@ import type { IngestedRecord, IngestedRecordOf } from '../wire/schemas.js';
 import { errorSignature, pathTemplate, topFrame } from '../signals/signature.js';
 import { signatureHash } from '../signals/signature-hash.js';
 import { regressions, type Metric } from '../signals/vitals.js';
-import { headerFindings, urlFindings, type FindingSeverity } from '../signals/security.js';
+import { headerFindings, type RequestSeen, urlFindings, type FindingSeverity } from '../signals/security.js';
 import { hash32, PERF_METRICS, type DetectState } from '../../shm/index.js';
 import { correlationId, FRUSTRATION_SOURCE, SECURITY_SOURCE, type Alert, type AlertEnvelope, type Severity } from './alert.js';
 import { CheckQueue } from './check-queue.js';
@@ -105,13 +105,16 @@ export class Detector {
       case 'network': {
         const rec = r.rec;
         if (failedOr5xx(rec.status, rec.error)) this.queue.push(NETWORK, { via: 'network', url: rec.url, status: rec.status, error: rec.error, method: rec.method, duration: rec.duration, response: undefined }, 0, this.sec(), edgeAt, pageUrl);
-        this.security(rec.url, rec.page_url ?? pageUrl, undefined, undefined, edgeAt);
+        this.security({ url: rec.url, pageUrl: rec.page_url ?? pageUrl }, edgeAt);
         break;
       }
-      case 'network_bodies':
-        // only what the headers show: the URL's own findings came with its network record
-        if (r.rec.response_headers) this.security(r.rec.url, undefined, r.rec.response_headers, r.rec.content_type, edgeAt);
+      case 'network_bodies': {
+        // only what the response shows (headers, the extension's cookie and document descriptions):
+        // the URL's own findings came with its network record
+        const rec = r.rec;
+        if (rec.response_headers || rec.cookies?.length || rec.document) this.security({ url: rec.url, responseHeaders: rec.response_headers ?? {}, contentType: rec.content_type, cookies: rec.cookies, document: rec.document }, edgeAt);
         break;
+      }
       case 'actions': {
         const rec = r.rec;
         // the agent's own clicks are not the user's frustration
@@ -404,10 +407,11 @@ export class Detector {
    * The request's security findings, queued for the commit. A network record's URL (most show
    * nothing); a bodies record's headers only: its URL's findings came with its network record.
    */
-  private security(url: string, pageUrl: string | undefined, headers: Record<string, string> | undefined, contentType: string | undefined, edgeAt: number): void {
+  private security(r: RequestSeen, edgeAt: number): void {
     const sec = this.sec();
+    const { url, pageUrl } = r;
     const queue = (severity: FindingSeverity, what: string): void => this.queue.push(SECURITY, { severity, what, url, pageUrl }, 0, sec, edgeAt, undefined);
-    if (headers) headerFindings({ url, responseHeaders: headers, contentType }, queue);
+    if (r.responseHeaders) headerFindings(r, queue);
     else urlFindings(url, pageUrl, queue);
   }
 

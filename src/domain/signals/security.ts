@@ -8,6 +8,8 @@
  * the stored record, and its text never needs the secret.
  */
 
+import type { CookieRecord } from '../wire/schemas.js';
+
 export type FindingSeverity = 'high' | 'medium' | 'low';
 
 /** What a check needs of a request: from a network record or a network_bodies record. */
@@ -18,6 +20,10 @@ export interface RequestSeen {
   /** response headers (bodies records only; absent when the extension did not capture them) */
   responseHeaders?: Record<string, string> | undefined;
   contentType?: string | undefined;
+  /** cookies the response set, as the extension describes them (never their values) */
+  cookies?: CookieRecord[] | undefined;
+  /** the extension says whether this response is a page's document (undefined: guess from content type) */
+  document?: boolean | undefined;
 }
 
 const CRED_PARAM = /[?&](?:password|passwd|pwd|token|access_token|api_key|apikey|secret|client_secret|auth|session)=/i;
@@ -39,29 +45,46 @@ export function urlFindings(reqUrl: string, pageUrl: string | undefined, add: Ad
   if (pageUrl?.startsWith('https:') && reqUrl.startsWith('http:')) add('medium', 'mixed content (http request from an https page)');
 }
 
-/** What the response headers show: cookie flags, and a document's security headers. */
+/** What the response shows: cookie flags, and a document's security headers. */
 export function headerFindings(r: RequestSeen, add: Add): void {
   const reqUrl = r.url;
+  const https = reqUrl.startsWith('https:');
+  for (const c of r.cookies ?? []) cookieFindings(c, https, add);
   if (!r.responseHeaders) return;
   const headers = lower(r.responseHeaders);
+  // a producer that sent the header itself (the extension never does: fetch hides it)
   const setCookie = headers['set-cookie'];
   if (setCookie) {
     for (const c of setCookie.split(/\n|,(?=\s*[^;=]+=)/)) {
       const name = c.split('=')[0]!.trim();
-      if (!/;\s*secure/i.test(c) && reqUrl.startsWith('https:')) add('medium', `cookie ${name} without Secure`);
+      if (!/;\s*secure/i.test(c) && https) add('medium', `cookie ${name} without Secure`);
       if (!/;\s*httponly/i.test(c)) add('low', `cookie ${name} without HttpOnly`);
     }
   }
   const ctype = r.contentType ?? headers['content-type'] ?? '';
-  if (ctype.includes('text/html') && Object.keys(headers).length) {
-    if (!headers['content-security-policy']) add('medium', 'document without Content-Security-Policy');
-    if (!headers['x-content-type-options']) add('low', 'document without X-Content-Type-Options: nosniff');
-    if (reqUrl.startsWith('https:') && !headers['strict-transport-security']) add('low', 'https document without Strict-Transport-Security');
-    if (!headers['x-frame-options'] && !/frame-ancestors/i.test(headers['content-security-policy'] ?? '')) add('low', 'document without X-Frame-Options or frame-ancestors');
-  }
+  if (r.document === true || (r.document === undefined && ctype.includes('text/html') && Object.keys(headers).length)) documentFindings(headers, https, add);
 }
 
-function lower(h: Record<string, string>): Record<string, string> {
+/** A cookie's flags, from the extension's description of it (no value is ever needed). */
+export function cookieFindings(c: CookieRecord, https: boolean, add: Add): void {
+  // a deletion sets nothing that could leak
+  if (c.expiry === 'deletion') return;
+  if (!c.secure && https) add('medium', `cookie ${c.name} without Secure`);
+  if (c.same_site === 'none' && !c.secure) add('medium', `cookie ${c.name} SameSite=None without Secure (browsers refuse it)`);
+  if (!c.http_only) add('low', `cookie ${c.name} without HttpOnly (scripts can read it)`);
+}
+
+/** A document's security headers (lower-case names). */
+export function documentFindings(headers: Record<string, string>, https: boolean, add: Add): void {
+  const csp = headers['content-security-policy'];
+  if (!csp) add('medium', `document without Content-Security-Policy${headers['content-security-policy-report-only'] ? ' (report-only is set: it enforces nothing)' : ''}`);
+  else if (/script-src[^;]*'unsafe-inline'/i.test(csp) || (!/script-src/i.test(csp) && /default-src[^;]*'unsafe-inline'/i.test(csp))) add('low', "Content-Security-Policy allows 'unsafe-inline' scripts");
+  if (!/nosniff/i.test(headers['x-content-type-options'] ?? '')) add('low', 'document without X-Content-Type-Options: nosniff');
+  if (https && !headers['strict-transport-security']) add('low', 'https document without Strict-Transport-Security');
+  if (!headers['x-frame-options'] && !/frame-ancestors/i.test(csp ?? '')) add('low', 'document without X-Frame-Options or frame-ancestors');
+}
+
+export function lower(h: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(h)) out[k.toLowerCase()] = v;
   return out;

@@ -96,6 +96,22 @@ export const NetworkRecordSchema = z.object({
   error: str().optional(),
 });
 
+/**
+ * One cookie a response set, as the extension reads its Set-Cookie header: the value is never
+ * sent (PROTOCOL.md §2). A field here that could carry one does not exist.
+ */
+export const CookieSchema = z.object({
+  name: str(256),
+  secure: z.boolean(),
+  http_only: z.boolean(),
+  same_site: str(16).optional(),
+  domain: str(256).optional(),
+  path: str(256).optional(),
+  partitioned: z.boolean().optional(),
+  /** session: no Expires/Max-Age; long_lived: over a year; deletion: already expired */
+  expiry: z.enum(['session', 'persistent', 'long_lived', 'deletion']),
+});
+
 export const NetworkBodyRecordSchema = z.object({
   ts,
   method: str(32),
@@ -109,6 +125,12 @@ export const NetworkBodyRecordSchema = z.object({
   response_body: str().optional(),
   request_truncated: z.boolean().optional(),
   response_truncated: z.boolean().optional(),
+  /** [ext] the tab's own document load, seen by the service worker: response_headers holds its security headers only */
+  document: z.boolean().optional(),
+  /** [ext] the cookies this response set: name and attributes, never a value */
+  cookies: z.array(CookieSchema).max(50).optional(),
+  /** [ext] cookies past the 50 sent */
+  cookies_dropped: int().min(0).optional(),
 });
 
 export const WsEventRecordSchema = z.object({
@@ -178,6 +200,7 @@ export const RECORD_SCHEMAS = {
 export type LogRecord = z.infer<typeof LogRecordSchema>;
 export type NetworkRecord = z.infer<typeof NetworkRecordSchema>;
 export type NetworkBodyRecord = z.infer<typeof NetworkBodyRecordSchema>;
+export type CookieRecord = z.infer<typeof CookieSchema>;
 export type WsEventRecord = z.infer<typeof WsEventRecordSchema>;
 export type ActionRecord = z.infer<typeof ActionRecordSchema>;
 export type PerfRecord = z.infer<typeof PerfRecordSchema>;

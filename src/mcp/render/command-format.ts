@@ -29,10 +29,11 @@ function render(type: CommandType, result: unknown): string {
 function dom(r: CommandResult<'dom_query'>): string {
   const head = `dom: ${r.match_count} matched, ${r.matches.length} shown${r.match_count > r.matches.length ? ' (refine the selector for the rest)' : ''} on ${q(r.url)}`;
   const rows = r.matches.map((m, i) => {
-    const { tag, id, classes, bbox, visible, ...rest } = m;
+    const { tag, id, classes, bbox, visible, selector, ...rest } = m;
     const name = `${tag}${id ? `#${id}` : ''}${classes?.length ? `.${classes.join('.')}` : ''}`;
     const box = `${Math.round(bbox.x)},${Math.round(bbox.y)} ${Math.round(bbox.width)}×${Math.round(bbox.height)}`;
-    return `[${i}] ${q(name)} ${visible ? 'visible' : 'hidden'} box=${box} ${pageJson(rest)}`;
+    // the page chose the ids and tags it is built from, so it is quoted like all page text
+    return `[${i}] ${q(name)}${selector ? ` sel=${q(selector)}` : ''} ${visible ? 'visible' : 'hidden'} box=${box} ${pageJson(rest)}`;
   });
   return [head, ...rows].join('\n');
 }
@@ -51,6 +52,9 @@ function pageInfo(r: CommandResult<'page_info'>): string {
   return lines.join('\n');
 }
 
+/** Targets shown per rule: the rest are counted; scope narrows an audit to see them. */
+const TARGETS = 3;
+
 function a11y(r: CommandResult<'a11y_audit'>): string {
   const total = r.violations.reduce((n, v) => n + v.node_count, 0);
   const lines = [`accessibility: ${r.violations.length} rules violated on ${total} elements (${pageFlat(r.engine)})${r.scope ? ` in ${q(r.scope)}` : ''} on ${q(r.url)}${r.cached_age_ms !== undefined ? `; cached ${Math.round(r.cached_age_ms / 1000)}s ago (force_refresh:true re-runs)` : ''}`];
@@ -59,12 +63,23 @@ function a11y(r: CommandResult<'a11y_audit'>): string {
     if (!group.length) continue;
     lines.push(`## ${impact ?? 'unrated'} (${group.length})`);
     for (const v of group) {
-      lines.push(`- ${w(v.id)}: ${q(v.help)} — ${v.node_count} element${v.node_count === 1 ? '' : 's'}${v.help_url ? ` ${q(v.help_url)}` : ''}`);
-      for (const n of v.nodes) lines.push(`    ${q(n.selector)} ${q(n.html)} ${q(n.failure_summary)}`);
-      if (v.node_count > v.nodes.length) lines.push(`    … ${v.node_count - v.nodes.length} more`);
+      const tags = v.tags?.length ? ` [${v.tags.map(w).join(' ')}]` : '';
+      // help_url is left out: the guide says how the id names the rule's page
+      lines.push(`- ${w(v.id)}${tags}: ${q(v.help)} — ${v.node_count} element${v.node_count === 1 ? '' : 's'}`);
+      // the rule's fix once; an element's own only where it says something else (contrast ratios)
+      const fix = v.fix ?? v.nodes[0]?.failure_summary;
+      if (fix) lines.push(`    fix: ${pageText(fix, 300)}`);
+      v.nodes.slice(0, TARGETS).forEach((n, i) => {
+        const own = n.failure_summary && n.failure_summary !== fix ? ` ${pageText(n.failure_summary, 200)}` : '';
+        lines.push(`    ${pageText(n.selector, 200)}${i === 0 ? ` ${q(n.html)}` : ''}${own}`);
+      });
+      const shown = Math.min(v.nodes.length, TARGETS);
+      if (v.node_count > shown) lines.push(`    … ${v.node_count - shown} more`);
     }
   }
-  if (r.incomplete) lines.push(`${r.incomplete} rules need manual review (incomplete)`);
+  const c = r.counts;
+  if (c) lines.push(`rules: ${r.violations.length} violated, ${c.passes} passed, ${c.incomplete} incomplete (need manual review), ${c.inapplicable} inapplicable (nothing to check)`);
+  else if (r.incomplete) lines.push(`${r.incomplete} rules need manual review (incomplete)`);
   if (r.passes) lines.push(`passes (${r.passes.length}): ${r.passes.map((p) => `${w(p.id)}×${p.node_count}`).join(', ')}`);
   return lines.join('\n');
 }

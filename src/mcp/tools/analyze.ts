@@ -9,7 +9,7 @@ import type { Checkpoint } from '../../clients/client-state.js';
 import { gasolineError } from '../../errors.js';
 import { kindId } from '../../domain/kinds.js';
 import { baselineOf, regressions, type Metric } from '../../domain/signals/vitals.js';
-import { failingEndpoints, loadsSince, MAX_GROUPS_LIMIT, MAX_WALL_MS, perfByUrl, securityFindings, wsErrorsSince } from '../../query/index.js';
+import { failingEndpoints, loadsSince, MAX_GROUPS_LIMIT, MAX_WALL_MS, perfByUrl, securityReport, wsErrorsSince } from '../../query/index.js';
 import { DEFAULT_BUDGET } from '../render/budget.js';
 import { budgeted, fromPage, plain, type Rendered } from '../render/egress.js';
 import { clock } from '../render/format.js';
@@ -168,9 +168,45 @@ async function changes(ctx: ToolContext, ords: number[], name: string, at: strin
   return fromPage(lines.join('\n'), newSigs.length + newlyFailing.length + perfDeltas.length + wsErrors.length > 0);
 }
 
+/** Header names as people write them; the report keys are lower case. */
+const HEADER_NAMES: Record<string, string> = {
+  'content-security-policy': 'Content-Security-Policy',
+  'content-security-policy-report-only': 'Content-Security-Policy-Report-Only',
+  'strict-transport-security': 'Strict-Transport-Security',
+  'x-frame-options': 'X-Frame-Options',
+  'x-content-type-options': 'X-Content-Type-Options',
+  'referrer-policy': 'Referrer-Policy',
+  'permissions-policy': 'Permissions-Policy',
+  'cross-origin-opener-policy': 'Cross-Origin-Opener-Policy',
+  'cross-origin-embedder-policy': 'Cross-Origin-Embedder-Policy',
+};
+/** lines of each listing after the findings: the budget is shared, findings come first */
+const MAX_DOCUMENT_LINES = 10;
+const MAX_COOKIE_LINES = 30;
+
 function security(ctx: ToolContext, a: Args): Rendered {
-  const findings = securityFindings(ctx.reader(), MAX_SCAN, a.url, tabScope(ctx));
-  if (!findings.length) return plain('security: no findings in captured traffic (turn on network body capture in the extension for header checks)');
+  const report = securityReport(ctx.reader(), MAX_SCAN, a.url, tabScope(ctx));
+  const { findings, documents, cookies } = report;
+  if (!findings.length && !documents.length && !cookies.length) return plain('security: no findings in captured traffic (document headers and cookies are read by the extension on each page load of a tracked tab; reload the page if it was loaded before tracking)');
   const rows = findings.slice(0, a.limit ?? 50);
-  return fromPage(`security: ${findings.length} findings\n${rows.map((f) => `[${f.severity}] ${pageFlat(f.what)} — ${pageText(f.where, 300)}${f.count > 1 ? ` (${f.count}×)` : ''}`).join('\n')}`);
+  const lines = [`security: ${findings.length} findings${rows.length < findings.length ? ` (${rows.length} shown)` : ''}`];
+  for (const f of rows) lines.push(`[${f.severity}] ${pageFlat(f.what)} — ${pageText(f.where, 300)}${f.count > 1 ? ` (${f.count}×)` : ''}`);
+  if (documents.length) {
+    lines.push(`documents (headers of the latest load; ${documents.length} URL${documents.length === 1 ? '' : 's'}):`);
+    for (const d of documents.slice(0, MAX_DOCUMENT_LINES)) {
+      const present = Object.entries(d.present).map(([k, v]) => `${HEADER_NAMES[k] ?? k}=${pageText(v, k.startsWith('content-security-policy') ? 160 : 80)}`);
+      lines.push(`- ${pageText(d.url, 200)} ${d.status}${d.loads > 1 ? ` (${d.loads} loads)` : ''}: present ${present.length ? present.join(' ') : 'none'}; missing ${d.missing.length ? d.missing.map((k) => HEADER_NAMES[k] ?? k).join(', ') : 'none'}`);
+    }
+    if (documents.length > MAX_DOCUMENT_LINES) lines.push(`… ${documents.length - MAX_DOCUMENT_LINES} more documents (narrow with url)`);
+  }
+  if (cookies.length) {
+    lines.push(`cookies set (attributes only; values are never captured): ${cookies.length}`);
+    for (const c of cookies.slice(0, MAX_COOKIE_LINES)) {
+      const flags = [c.secure ? 'Secure' : 'no Secure', c.http_only ? 'HttpOnly' : 'no HttpOnly', c.same_site ? `SameSite=${pageFlat(c.same_site)}` : 'no SameSite', ...(c.partitioned ? ['Partitioned'] : []), c.expiry];
+      const scope = `${c.domain ? ` domain=${pageText(c.domain, 100)}` : ''}${c.path ? ` path=${pageText(c.path, 100)}` : ''}`;
+      lines.push(`- ${pageText(c.name, 100)} ${flags.join(' ')}${scope} — set by ${pageText(c.where, 200)}${c.count > 1 ? ` (${c.count}×)` : ''}`);
+    }
+    if (cookies.length > MAX_COOKIE_LINES) lines.push(`… ${cookies.length - MAX_COOKIE_LINES} more cookies (narrow with url)`);
+  }
+  return fromPage(lines.join('\n'));
 }

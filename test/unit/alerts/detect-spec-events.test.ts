@@ -67,6 +67,22 @@ describe('security findings as they are ingested', () => {
     ]);
   });
 
+  it("the extension's cookie and document descriptions alert as analyze security reports them, without any value", () => {
+    const { d } = setup();
+    see(d, 'network_bodies', { method: 'GET', url: 'https://app.test/', status: 200, document: true, response_headers: { 'content-security-policy': "script-src 'self' 'unsafe-inline'", 'x-content-type-options': 'nosniff', 'strict-transport-security': 'max-age=1', 'x-frame-options': 'DENY' } });
+    see(d, 'network_bodies', { method: 'POST', url: 'https://app.test/login', status: 200, cookies: [{ name: 'sid', secure: false, http_only: false, same_site: 'none', expiry: 'session' }] });
+    const titles = d
+      .take()
+      .map((e) => [e.alert.severity, e.alert.title])
+      .sort();
+    expect(titles).toEqual([
+      ['info', "Security: Content-Security-Policy allows 'unsafe-inline' scripts (app.test)"],
+      ['info', 'Security: cookie sid without HttpOnly (scripts can read it) (app.test)'],
+      ['warning', 'Security: cookie sid SameSite=None without Secure (browsers refuse it) (app.test)'],
+      ['warning', 'Security: cookie sid without Secure (app.test)'],
+    ]);
+  });
+
   it('shares the per-source-and-host cap: past 20 a second the rest are held back and reported', () => {
     const { d } = setup();
     for (let i = 0; i < 30; i++) see(d, 'network_bodies', { method: 'GET', url: `https://app.test/p${i}`, status: 200, response_headers: { 'set-cookie': `c${i}=1; Secure` } });

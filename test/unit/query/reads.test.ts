@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { KIND_COUNT, kindId, type Kind } from '../../../src/domain/kinds.js';
 import { allocateStore, StoreReader, StoreWriter } from '../../../src/shm/index.js';
-import { errorContext, failingEndpoints, findErrors, hitsBefore, lastPage, securityFindings, wsConnections, wsErrorsSince } from '../../../src/query/index.js';
+import { errorContext, failingEndpoints, findErrors, hitsBefore, lastPage, securityFindings, securityReport, wsConnections, wsErrorsSince } from '../../../src/query/index.js';
 
 type Row = [Kind, Record<string, unknown>, number?];
 
@@ -48,6 +48,39 @@ describe('query reads', () => {
     expect(findings[0]).toMatchObject({ severity: 'high', what: 'credential-like query parameter in URL' });
     expect(findings.map((f) => f.what)).toContain('mixed content (http request from an https page)');
     expect(securityFindings(r, 1000, 'cdn').map((f) => f.severity)).toEqual(['medium']);
+  });
+
+  it('reports document headers and cookie attributes from the extension, latest first, with findings', () => {
+    const doc = (url: string, headers: Record<string, string>, t: number): Row => ['network_bodies', { ts: t, method: 'GET', url, status: 200, document: true, response_headers: headers }, t];
+    const r = store([
+      doc('https://app.test/', {}, 1),
+      doc('https://app.test/', { 'content-security-policy': "script-src 'self' 'unsafe-inline'; frame-ancestors 'self'", 'x-content-type-options': 'nosniff', 'content-security-policy-report-only': "default-src 'none'" }, 2),
+      doc('http://plain.test/a', { 'x-frame-options': 'DENY', 'x-content-type-options': 'sniff-away' }, 3),
+      ['network_bodies', { ts: 4, method: 'POST', url: 'https://app.test/api/login', status: 200, cookies: [{ name: 'sid', secure: false, http_only: true, same_site: 'none', expiry: 'session' }, { name: 'gone', secure: false, http_only: false, expiry: 'deletion' }] }, 4],
+      ['network_bodies', { ts: 5, method: 'POST', url: 'https://app.test/api/login', status: 200, cookies: [{ name: 'sid', secure: true, http_only: true, same_site: 'lax', expiry: 'persistent' }] }, 5],
+    ]);
+    const rep = securityReport(r, 1000);
+    expect(rep.documents.map((d) => [d.url, d.loads])).toEqual([['http://plain.test/a', 1], ['https://app.test/', 2]]);
+    const app = rep.documents[1]!;
+    // the latest load counts: CSP present, frame-ancestors standing in for X-Frame-Options
+    expect(Object.keys(app.present)).toEqual(['content-security-policy', 'x-content-type-options', 'content-security-policy-report-only']);
+    expect(app.missing).toEqual(['strict-transport-security', 'referrer-policy', 'permissions-policy', 'cross-origin-opener-policy', 'cross-origin-embedder-policy']);
+    // over http HSTS is no gap
+    expect(rep.documents[0]!.missing).not.toContain('strict-transport-security');
+    expect(rep.cookies.map((c) => [c.name, c.secure, c.same_site, c.count, c.where])).toEqual([['sid', true, 'lax', 2, 'app.test/api/login'], ['gone', false, undefined, 1, 'app.test/api/login']]);
+    const what = rep.findings.map((f) => `${f.severity} ${f.what} ${f.where}${f.count > 1 ? ` ×${f.count}` : ''}`);
+    expect(what).toContain('medium document without Content-Security-Policy app.test/');
+    expect(what).toContain("low Content-Security-Policy allows 'unsafe-inline' scripts app.test/");
+    expect(what).toContain('low https document without Strict-Transport-Security app.test/ ×2');
+    expect(what).toContain('low document without X-Content-Type-Options: nosniff plain.test/a');
+    expect(what).toContain('medium cookie sid without Secure app.test/api/login');
+    expect(what).toContain('medium cookie sid SameSite=None without Secure (browsers refuse it) app.test/api/login');
+    // a deletion carries no risk; the X-Frame-Options there is enough
+    expect(what.filter((w) => w.includes('gone'))).toEqual([]);
+    expect(what.filter((w) => w.includes('X-Frame-Options') && w.includes('plain.test'))).toEqual([]);
+    // url narrows both the findings and the listings
+    expect(securityReport(r, 1000, 'plain.test').cookies).toEqual([]);
+    expect(securityFindings(r, 1000, 'api/login').every((f) => f.what.startsWith('cookie sid'))).toBe(true);
   });
 
   it('finds errors with their context, and pages back from a cursor newest first', async () => {

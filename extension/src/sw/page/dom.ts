@@ -41,7 +41,46 @@ export function pageDomQuery(p: DomQueryArgs, L: DomLimits): unknown {
   const classes = (el: Element): string[] | undefined => (el.classList.length ? [...el.classList].slice(0, 20).map((c) => clip(c, 128)) : undefined);
   const sensitive = (el: Element): boolean => el instanceof HTMLInputElement && (el.type === 'password' || /cc-|card|cvc|cvv/i.test(`${el.name} ${el.autocomplete} ${el.id}`));
   const depthMax = Math.min(Math.max(p.max_depth ?? 2, 1), L.depth);
-
+  const esc = (v: string): string => CSS.escape(v);
+  /** exactly this element, and nothing else in the document right now */
+  const only = (sel: string, el: Element): boolean => {
+    try {
+      const all = document.querySelectorAll(sel);
+      return all.length === 1 && all[0] === el;
+    } catch {
+      return false;
+    }
+  };
+  /**
+   * A selector `interact` can take next: the id when it is unique, else a test id, else the
+   * shortest tail of a tag:nth-of-type path (anchored at the nearest ancestor with a unique id)
+   * that matches this element alone. Checked against the document, not assumed. Each check scans
+   * the document, so only the first TAIL_CHECKS tails are tried; past them the path runs up to an
+   * anchor or the root, unique by construction, and is checked once.
+   */
+  const TAIL_CHECKS = 4;
+  const uniqueSelector = (el: Element): string | undefined => {
+    if (el.id && only(`#${esc(el.id)}`, el)) return `#${esc(el.id)}`;
+    for (const a of ['data-testid', 'data-test', 'data-cy']) {
+      const v = el.getAttribute(a);
+      if (v && v.length <= 200 && only(`[${a}="${esc(v)}"]`, el)) return `[${a}="${esc(v)}"]`;
+    }
+    const steps: string[] = [];
+    for (let cur: Element | null = el; cur; cur = cur.parentElement) {
+      if (cur !== el && cur.id && document.getElementById(cur.id) === cur && only(`#${esc(cur.id)}`, cur)) {
+        steps.push(`#${esc(cur.id)}`);
+        break;
+      }
+      const parent = cur.parentElement;
+      const same = parent ? [...parent.children].filter((k) => k.tagName === cur!.tagName) : [];
+      steps.push(same.length > 1 ? `${esc(cur.localName)}:nth-of-type(${same.indexOf(cur) + 1})` : esc(cur.localName));
+      const tail = [...steps].reverse().join(' > ');
+      if (tail.length > 1000) return undefined;
+      if (steps.length <= TAIL_CHECKS && only(tail, el)) return tail;
+    }
+    const path = steps.reverse().join(' > ');
+    return path.length <= 1000 && only(path, el) ? path : undefined;
+  };
   const child = (el: Element, depth: number): Record<string, unknown> => {
     const out: Record<string, unknown> = { tag: clip(el.tagName.toLowerCase(), 64) };
     if (el.id) out.id = clip(el.id, 256);
@@ -67,6 +106,8 @@ export function pageDomQuery(p: DomQueryArgs, L: DomLimits): unknown {
     if (el.id) out.id = clip(el.id, 256);
     const c = classes(el);
     if (c) out.classes = c;
+    const unique = uniqueSelector(el);
+    if (unique) out.selector = unique;
     // biome-ignore lint/performance/useDomNodeTextContent: the agent asks what the user sees; innerText drops hidden text and keeps line breaks
     const full = norm(el instanceof HTMLElement ? el.innerText : el.textContent);
     if (full) out.text = clip(full, L.text);
