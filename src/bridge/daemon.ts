@@ -188,13 +188,23 @@ export async function spawnDaemon(stateDir: string, port: number, args: string[]
   }
 }
 
-/** SIGTERM to a daemon (checked to be gasoline first), then wait for its port to be free. */
+/**
+ * SIGTERM to a daemon (checked to be gasoline first), then wait for its port to be free and the
+ * process gone: a daemon that closed its listener may still be finishing connections it holds,
+ * and whoever stops it next expects it gone (a new daemon, a replaced version).
+ */
 export async function stopDaemon(port: number, pid: number, timeoutMs = 20_000): Promise<'stopped' | 'not_gasoline' | 'timeout'> {
   if (!isGasolineProcess(pid)) return 'not_gasoline';
+  const deadline = Date.now() + timeoutMs;
   try {
     process.kill(pid, 'SIGTERM');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ESRCH') throw e;
   }
-  return (await waitPortFree(port, timeoutMs)) ? 'stopped' : 'timeout';
+  if (!(await waitPortFree(port, timeoutMs))) return 'timeout';
+  while (alive(pid)) {
+    if (Date.now() > deadline) return 'timeout';
+    await sleep(50);
+  }
+  return 'stopped';
 }
