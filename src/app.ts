@@ -22,7 +22,7 @@ import { ingestPort } from './app-port.js';
 import { log } from './log.js';
 import type { McpObserver, McpPort } from './mcp/port.js';
 import { Metrics } from './metrics.js';
-import type { McpHttpLimits, McpHttpSessions } from './mcp/http/index.js';
+import type { McpHttpDoor, McpHttpLimits } from './mcp/http/index.js';
 import { IngestPool } from './pool/ingest-pool.js';
 import { ScanWorker } from './pool/scan-worker.js';
 import { bindReadRules } from './query/index.js';
@@ -69,7 +69,7 @@ export interface App {
   /** per-client trails of tool calls, <state_dir>/clients/<id>.jsonl */
   readonly trails: TrailBook;
   /** the bridges' MCP sessions on /mcp; null unless started with mcpHttp */
-  readonly mcpHttp: McpHttpSessions | null;
+  readonly mcpHttp: McpHttpDoor | null;
   /** the bearer token /mcp asks for (also in the state dir's daemon-<port>.token); null without mcpHttp */
   readonly token: string | null;
   health(): Record<string, unknown>;
@@ -103,9 +103,10 @@ export async function startApp(o: AppOptions): Promise<App> {
   const thresholds = new ThresholdTracker();
   // one per daemon start: its rings are new, so ordinals saved by an earlier one are reset on load
   const clients = new ClientRegistry({ dir: config.state_dir, max: config.clients.max, ttlMs: config.clients.ttl_s * 1000 });
-  // loaded only when bridges are served: the other modes never pay for the SDK's HTTP transport
+  // loaded only when bridges are served; the SDK's HTTP transport and the tool dispatcher behind the
+  // door load on the first /mcp request (an idle daemon does not hold them)
   const httpMcp = o.mcpHttp ? await import('./mcp/http/index.js') : null;
-  let sessions: McpHttpSessions | null = null;
+  let sessions: McpHttpDoor | null = null;
   const fetchRoute: EdgeOptions['fetchRoute'] = httpMcp
     ? {
         path: MCP_PATH,
@@ -210,7 +211,7 @@ export async function startApp(o: AppOptions): Promise<App> {
       await close();
       throw e;
     }
-    sessions = new httpMcp.McpHttpSessions({ port: mcp, config, token, ...(o.mcpHttpLimits ? { limits: o.mcpHttpLimits } : {}) });
+    sessions = new httpMcp.McpHttpDoor({ port: mcp, config, token, ...(o.mcpHttpLimits ? { limits: o.mcpHttpLimits } : {}) });
     const live = sessions;
     metrics.gauge('gasoline_mcp_sessions', 'MCP sessions of bridges on /mcp', () => live.size);
     // the scan worker starts on the first read that needs it: an idle daemon does not pay its RSS

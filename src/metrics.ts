@@ -5,18 +5,26 @@
  * and tool-call latency histograms — is observed here. One registry per app: several apps run in
  * one test process, and a global registry would mix their figures.
  *
+ * prom-client is loaded, and the registry built, on the first scrape: with its process collectors
+ * it is ~14 MB of RSS that an idle daemon nobody scrapes should not hold (issue 17). Nothing is
+ * lost by waiting: the figures are read at scrape time anyway, and the two histograms are plain
+ * numbers kept from the start (metrics-histogram.ts).
+ *
  * Cardinality is bounded by construction: label values are our kinds, drop reasons, error codes
  * and tool names, never page or user data; a map whose keys we do not fully control goes through
  * `boundedLabel` (a safe shape, at most MAX_LABEL_VALUES distinct values, the rest as "other").
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { AlertHub } from './domain/alerts/hub.js';
 import { KINDS } from './domain/kinds.js';
 import type { IngestPool } from './pool/ingest-pool.js';
 import type { ScanWorker } from './pool/scan-worker.js';
 import { DROP_REASONS, type KindCounters, type StoreReader } from './shm/index.js';
 import type { EdgeStats } from './transport/edge-stats.js';
+import { FixedHistogram } from './metrics-histogram.js';
 import { VERSION } from './version.js';
+
+type Prom = typeof import('prom-client');
 
 const PREFIX = 'gasoline_';
 const MAX_LABEL_VALUES = 32;
@@ -47,24 +55,22 @@ const HOOK_GAUGES: Record<string, string> = {
 };
 
 export class Metrics {
-  readonly registry = new Registry();
-  private readonly toolCalls: Histogram<'tool' | 'outcome'>;
-  private readonly pushLatency: Histogram;
+  /** built on the first scrape, with prom-client */
+  private registry: Registry | undefined;
+  private building: Promise<{ prom: Prom; registry: Registry }> | undefined;
+  private prom: Prom | undefined;
+  private readonly toolCalls = new FixedHistogram<'tool' | 'outcome'>(`${PREFIX}tool_call_duration_seconds`, 'MCP tool calls, from arguments parsed to result built, by tool and outcome', CALL_BUCKETS, ['tool', 'outcome']);
+  private readonly pushLatency = new FixedHistogram(`${PREFIX}push_latency_seconds`, 'Streamed alerts, from the event at the edge to the notification written', PUSH_BUCKETS);
   private readonly sources = new Map<string, GaugeSource>();
+  /** help of the hook gauges, registered when the registry is built */
+  private readonly hookHelp = new Map<string, string>();
   /** label values seen per metric family, so an unexpected key cannot grow a family past the cap */
   private readonly seen = new Map<string, Set<string>>();
   /** one counter snapshot per scrape, so received = stored + rejected + dropped holds in it */
   private snap: KindCounters[] = [];
 
   constructor(private readonly p: MetricsParts) {
-    const reg = [this.registry];
-    this.toolCalls = new Histogram({ name: `${PREFIX}tool_call_duration_seconds`, help: 'MCP tool calls, from arguments parsed to result built, by tool and outcome', labelNames: ['tool', 'outcome'], buckets: CALL_BUCKETS, registers: reg });
-    this.pushLatency = new Histogram({ name: `${PREFIX}push_latency_seconds`, help: 'Streamed alerts, from the event at the edge to the notification written', buckets: PUSH_BUCKETS, registers: reg });
-    new Gauge({ name: `${PREFIX}info`, help: 'The running version (always 1)', labelNames: ['version'], registers: reg }).set({ version: VERSION }, 1);
     for (const [name, help] of Object.entries(HOOK_GAUGES)) this.gauge(name, help, () => 0);
-    this.ingest();
-    this.edge();
-    this.workers();
   }
 
   /**
@@ -75,11 +81,16 @@ export class Metrics {
     const known = this.sources.has(name);
     this.sources.set(name, read);
     if (known) return;
+    this.hookHelp.set(name, help);
+    if (this.registry && this.prom) this.registerHook(this.prom, this.registry, name, help);
+  }
+
+  private registerHook(prom: Prom, registry: Registry, name: string, help: string): void {
     const sources = this.sources;
-    new Gauge({
+    new prom.Gauge({
       name,
       help,
-      registers: [this.registry],
+      registers: [registry],
       collect() {
         this.set(finite(sources.get(name)!()));
       },
@@ -93,14 +104,28 @@ export class Metrics {
 
   /** A streamed alert's edge → written latency (the figure streaming status reports as latency_ms). */
   push(ms: number): void {
-    if (Number.isFinite(ms)) this.pushLatency.observe(Math.max(0, ms) / 1000);
+    if (Number.isFinite(ms)) this.pushLatency.observe({}, Math.max(0, ms) / 1000);
   }
 
   /** The exposition text: this app's figures, then the process's. */
   async text(): Promise<string> {
+    const { prom, registry } = await (this.building ??= this.build());
     this.snap = this.p.reader.counters();
-    const own = await this.registry.metrics();
-    return own + (await processRegistry().metrics());
+    const own = await registry.metrics();
+    return own + this.toolCalls.text() + this.pushLatency.text() + (await processRegistry(prom).metrics());
+  }
+
+  private async build(): Promise<{ prom: Prom; registry: Registry }> {
+    const prom = await import('prom-client');
+    const registry = new prom.Registry();
+    this.prom = prom;
+    this.registry = registry;
+    new prom.Gauge({ name: `${PREFIX}info`, help: 'The running version (always 1)', labelNames: ['version'], registers: [registry] }).set({ version: VERSION }, 1);
+    for (const [name, help] of this.hookHelp) this.registerHook(prom, registry, name, help);
+    this.ingest();
+    this.edge();
+    this.workers();
+    return { prom, registry };
   }
 
   /** Per kind: what arrived, what was kept, refused or dropped (and why), and the rings. */
@@ -185,11 +210,11 @@ export class Metrics {
 
   /** A counter whose value lives elsewhere: set from its source at every scrape. */
   private counter<L extends string>(name: string, help: string, labelNames: L[], read: (set: (labels: Partial<Record<L, string>>, v: number) => void) => void): void {
-    new Counter<L>({
+    new this.prom!.Counter<L>({
       name: `${PREFIX}${name}`,
       help,
       labelNames,
-      registers: [this.registry],
+      registers: [this.registry!],
       collect() {
         this.reset();
         read((labels, v) => this.inc(labels, Math.max(0, finite(v))));
@@ -199,11 +224,11 @@ export class Metrics {
 
   /** A gauge read from its source at every scrape. */
   private collected<L extends string>(name: string, help: string, labelNames: L[], read: (set: (labels: Partial<Record<L, string>>, v: number) => void) => void): void {
-    new Gauge<L>({
+    new this.prom!.Gauge<L>({
       name: `${PREFIX}${name}`,
       help,
       labelNames,
-      registers: [this.registry],
+      registers: [this.registry!],
       collect() {
         this.reset();
         read((labels, v) => this.set(labels, finite(v)));
@@ -241,10 +266,10 @@ let processReg: Registry | undefined;
  * prom-client's collector starts observers that live as long as the process. So one registry per
  * process, made on first use, appended to every app's text.
  */
-function processRegistry(): Registry {
+function processRegistry(prom: Prom): Registry {
   if (!processReg) {
-    processReg = new Registry();
-    collectDefaultMetrics({ register: processReg, prefix: PREFIX });
+    processReg = new prom.Registry();
+    prom.collectDefaultMetrics({ register: processReg, prefix: PREFIX });
   }
   return processReg;
 }

@@ -163,7 +163,7 @@ export class IngestPool implements TaskRunner {
   overloaded(): boolean {
     // Bytes bound memory; the wait bounds latency: a batch that would queue longer than this is
     // refused (nack + retry_after_ms) rather than absorbed into seconds of delay.
-    return this.dispatcher.pendingBytes > this.shedBytes || this.arena.used > this.arena.capacity * 0.75 || this.dispatcher.oldestQueuedMs > this.o.config.pool.max_queue_delay_ms;
+    return this.dispatcher.pendingBytes > this.shedBytes || this.arena.unavailable > this.arena.capacity * 0.75 || this.dispatcher.oldestQueuedMs > this.o.config.pool.max_queue_delay_ms;
   }
 
   async run(items: TaskItem[], recvTime: number): Promise<ItemOutcome[]> {

@@ -7,8 +7,14 @@
  * would straddle the end); `release` marks a slice done and the tail advances over the done
  * prefix. Tasks finish out of order, so a slow slice holds the tail back; the arena is sized so
  * that only sustained overload fills it, and a full arena is admission control's last word.
- * Pages of the SharedArrayBuffer are zero-filled by the OS on first touch; nothing writes the
- * arena ahead of use, so its resident size is what the deepest backlog touched.
+ * Pages of the SharedArrayBuffer are zero-filled by the OS on first touch and stay resident once
+ * written (there is no way to give a SharedArrayBuffer's pages back), so where slices go decides
+ * the arena's RSS. Empty, it starts again at 0. Under a sustained stream it is never empty, and a
+ * ring that kept bumping would walk (and keep) the whole arena; so once the head is past half of
+ * it and the oldest live slice is too, the next slice goes back to 0: the pages touched are half
+ * plus the deepest backlog, not the stream's total (issue 17, idle RSS after a burst). Half, not
+ * less: until the slices past the mark drain, the skipped end is not usable, and admission control
+ * (`unavailable`, refused from 75 %) must not see a skip alone as pressure.
  */
 export interface ArenaSlice {
   readonly off: number;
@@ -31,14 +37,26 @@ export class InputArena {
   private readonly live: Alloc[] = [];
   private liveStart = 0; // index of the first live entry (avoids Array.shift)
   private readonly byOff = new Map<number, Alloc>();
+  /** a head past this goes back to 0 when the front is free (see above) */
+  private readonly soft: number;
+  /** bytes skipped by an early wrap, not yet passed by the tail: free, so not `used` */
+  private skipped = 0;
+  private skipEnd = 0;
 
   constructor(capacity: number) {
     this.capacity = capacity;
     this.buffer = new SharedArrayBuffer(capacity);
     this.bytes = new Uint8Array(this.buffer);
+    this.soft = Math.floor(capacity / 2);
   }
 
+  /** bytes held: live slices, and done ones behind a live one (an end skipped early is free, not held) */
   get used(): number {
+    return this.unavailable - (this.tail < this.skipEnd ? this.skipped : 0);
+  }
+
+  /** bytes new slices cannot have right now, a skipped end included: what admission control weighs */
+  get unavailable(): number {
     return this.head - this.tail;
   }
 
@@ -54,13 +72,24 @@ export class InputArena {
     if (len > this.capacity) return undefined;
     let phys = this.head % this.capacity;
     let start = this.head;
-    if (phys + len > this.capacity) {
+    const tailPhys = this.tail % this.capacity;
+    // early wrap: the live slices all lie past the soft mark (not wrapped themselves) and the
+    // front holds this one, so the pages before them are reused instead of fresh ones touched
+    const early = phys + len <= this.capacity && phys + len > this.soft && this.tail < this.head && tailPhys <= phys && tailPhys >= Math.max(this.soft, len);
+    if (early) {
+      start = this.head + (this.capacity - phys);
+      phys = 0;
+    } else if (phys + len > this.capacity) {
       // skip the unusable end so a slice is always contiguous
       start = this.head + (this.capacity - phys);
       phys = 0;
     }
     const end = start + Math.max(len, 1);
     if (end - this.tail > this.capacity) return undefined;
+    if (early) {
+      this.skipped = start - this.head;
+      this.skipEnd = start;
+    }
     const a: Alloc = { start: this.head, end, off: phys, done: false };
     this.live.push(a);
     this.byOff.set(phys, a);
@@ -85,6 +114,8 @@ export class InputArena {
       // the deepest backlog's, not the traffic's total.
       this.head = 0;
       this.tail = 0;
+      this.skipped = 0;
+      this.skipEnd = 0;
     } else if (this.liveStart > 1024 && this.liveStart * 2 > this.live.length) {
       this.live.splice(0, this.liveStart);
       this.liveStart = 0;

@@ -61,3 +61,53 @@ describe('InputArena', () => {
     expect(new InputArena(10).copyIn(bytes(11, 0))).toBeUndefined();
   });
 });
+
+describe('InputArena under a stream that never empties it', () => {
+  it('goes back to 0 once the head and the oldest live slice are past half: the pages touched stay near half plus the backlog', () => {
+    const a = new InputArena(64 * 1024);
+    const live: Array<{ off: number; len: number; fill: number }> = [];
+    let highest = 0;
+    // a backlog of ~8 slices of 500 bytes, never empty, for 100× the arena's size
+    for (let i = 0; i < 13_000; i++) {
+      const fill = i % 251;
+      const s = a.copyIn(bytes(500, fill))!;
+      expect(s).toBeDefined();
+      highest = Math.max(highest, s.off + s.len);
+      live.push({ ...s, fill });
+      if (live.length > 8) {
+        const old = live.shift()!;
+        expect([...a.bytes.subarray(old.off, old.off + old.len)].every((b) => b === old.fill)).toBe(true);
+        a.release(old);
+      }
+      // used is what is held, never the skipped end
+      expect(a.used).toBeLessThanOrEqual(live.length * 500 + 500);
+    }
+    expect(highest).toBeLessThan(64 * 1024 / 2 + 10 * 500);
+    expect(a.unavailable).toBeGreaterThanOrEqual(a.used);
+  });
+
+  it('after an early wrap, at least half the arena takes new slices while the older ones drain, and admission sees the skipped end', () => {
+    const a = new InputArena(4000);
+    const live: ArenaSliceLike[] = [];
+    // move the live region past the half mark, then let the backlog grow without releasing
+    for (let i = 0; i < 21; i++) live.push(a.copyIn(bytes(100, 1))!);
+    for (const s of live.splice(0, 20)) a.release(s);
+    const wrapped = a.copyIn(bytes(100, 2))!;
+    expect(wrapped.off).toBe(0);
+    expect(a.used).toBe(200);
+    // the end past 2100 is skipped until the slice at 2000 is released: not held, but not available
+    expect(a.unavailable).toBe(2100);
+    let taken = 1;
+    while (a.copyIn(bytes(100, 2))) taken++;
+    expect(taken).toBeGreaterThanOrEqual(20);
+    expect(taken).toBe(20);
+    // the old slice drains, then the first at the front: the skipped end is behind the tail
+    a.release(live[0]!);
+    expect(a.used).toBe(taken * 100);
+    a.release(wrapped);
+    expect(a.used).toBe((taken - 1) * 100);
+    expect(a.unavailable).toBe((taken - 1) * 100);
+  });
+});
+
+type ArenaSliceLike = { off: number; len: number };

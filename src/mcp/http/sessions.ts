@@ -24,7 +24,8 @@ import { log } from '../../log.js';
 import type { Notify } from '../alerts.js';
 import type { McpPort } from '../port.js';
 import { createToolServer, type ToolServer } from '../server.js';
-import { BoundedEventStore, EVENT_LIMITS } from './event-store.js';
+import { BoundedEventStore } from './event-store.js';
+import { MCP_HTTP_LIMITS, type McpHttpLimits } from './limits.js';
 
 /** What the edge tells us about the answer it is writing (src/transport/fetch-adapter.ts `Exchange`). */
 export interface HttpExchange {
@@ -32,22 +33,6 @@ export interface HttpExchange {
   readonly open: boolean;
   onEnd(fn: () => void): void;
 }
-
-export const MCP_HTTP_LIMITS = {
-  /** concurrent sessions; a bridge holds one, so this is far above any desk's agents */
-  maxSessions: 64,
-  /** bytes a session's streams may hold unsent before its notifications are dropped */
-  maxBacklogBytes: 1024 * 1024,
-  /** a session with no request and no open stream this long is closed */
-  idleMs: 30 * 60_000,
-  /** request body bound (the SDK's own default; a tool call's largest argument is 64 KiB) */
-  maxBody: 4 * 1024 * 1024,
-  /** SSE comment interval: below uWS's 10 s idle timeout, so a quiet stream stays open */
-  keepAliveMs: 5_000,
-  maxEvents: EVENT_LIMITS.maxEvents,
-  maxEventBytes: EVENT_LIMITS.maxBytes,
-} as const;
-export type McpHttpLimits = { -readonly [K in keyof typeof MCP_HTTP_LIMITS]: number };
 
 export interface McpHttpOptions {
   port: McpPort;
