@@ -54,7 +54,7 @@ export function formatChecks(checks: readonly Check[]): string {
   const mark = { ok: 'ok  ', fail: 'FAIL', skip: '-   ' } as const;
   const lines = [`gasoline doctor ${VERSION}`];
   for (const c of checks) {
-    lines.push(`  ${mark[c.status]}  ${c.name.padEnd(10)} ${c.detail}`);
+    lines.push(`  ${mark[c.status]}  ${c.name.padEnd(11)} ${c.detail}`);
     if (c.status === 'fail' && c.fix) lines.push(`        fix: ${c.fix}`);
   }
   const count = (s: Check['status']): number => checks.filter((c) => c.status === s).length;
