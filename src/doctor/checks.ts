@@ -3,7 +3,7 @@
  * directory, the config), so tests run them against a real daemon, against nothing, and against a
  * state dir made wrong on purpose. A failure carries the command that fixes it.
  */
-import { existsSync, lstatSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, statSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { probe, type Probe } from '../bridge/daemon.js';
@@ -138,7 +138,7 @@ export function checkToken(stateDir: string, port: number, v: DaemonView): Check
   if (v.probe.info.mode !== 'server') return { name, status: 'skip', detail: `a --${v.probe.info.mode ?? 'standalone'} holds the port: it serves no bridges and has no token` };
   const path = tokenPath(stateDir, port);
   const fix = `the daemon runs with another state dir or user: gasoline --stop --port ${port}, and the next agent's bridge starts one with ${stateDir}`;
-  let st;
+  let st: Stats;
   try {
     st = statSync(path);
   } catch {

@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { defaultStateDir, numberFlag } from '../cli-options.js';
-import { ConfigError, loadConfig } from '../config.js';
+import { type Config, ConfigError, loadConfig } from '../config.js';
 import { EXIT } from '../exit-codes.js';
 import { VERSION } from '../version.js';
 import { type Check, checkDaemon, checkExtension, checkNode, checkPort, checkRedaction, checkStateDir, checkToken, viewPort } from './checks.js';
@@ -32,7 +32,7 @@ export async function doctor(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (port !== undefined) flags.port = port;
   if (typeof values['state-dir'] === 'string') flags.state_dir = values['state-dir'];
   const checks: Check[] = [await checkNode()];
-  let cfg;
+  let cfg: Readonly<Config> | undefined;
   try {
     cfg = loadConfig({ flags, env, file: typeof values.config === 'string' ? values.config : undefined });
     checks.push({ name: 'config', status: 'ok', detail: `port ${cfg.port}, state dir ${cfg.state_dir}` });
