@@ -29,6 +29,17 @@ export const CLI_OPTIONS = {
 
 export type CliValues = Record<string, string | boolean | undefined>;
 
+/**
+ * One-shot commands for people, named as the first argument (`gasoline install cursor`): they
+ * parse their own arguments, and a bridge never mistakes them for its own (src/bridge/options.ts).
+ */
+export const SUBCOMMANDS = ['install', 'doctor'] as const;
+export type Subcommand = (typeof SUBCOMMANDS)[number];
+
+export function subcommandOf(argv: readonly string[]): Subcommand | undefined {
+  return (SUBCOMMANDS as readonly string[]).includes(argv[0] ?? '') ? (argv[0] as Subcommand) : undefined;
+}
+
 /** flags that choose the mode; at most one of them */
 export const MODE_FLAGS = ['server', 'connect', 'standalone', 'stop', 'status'] as const;
 

@@ -4,7 +4,7 @@
  * directory owned by another user or not repairable to 0700, 5 no daemon.
  */
 import { parseArgs } from 'node:util';
-import { CLI_OPTIONS, type CliValues, daemonArgsFor, MODE_FLAGS, numberFlag, parseDuration } from './cli-options.js';
+import { CLI_OPTIONS, type CliValues, daemonArgsFor, MODE_FLAGS, numberFlag, parseDuration, subcommandOf } from './cli-options.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { log, setLogLevel } from './log.js';
 import { EXIT } from './exit-codes.js';
@@ -24,6 +24,11 @@ Usage:
   gasoline --replace       a bridge that first stops a daemon of another version on the port
   gasoline --stop          stop the daemon on the port (gracefully) and wait until the port is free
   gasoline --status        the daemon's health, clients and extension state, for people
+  gasoline install CLIENT  write gasoline into an MCP client's config: claude, cursor, vscode,
+                           windsurf, codex, gemini (--scope user|project, --dry-run; see
+                           gasoline install --help)
+  gasoline doctor          check node, the port, the daemon, the extension, the state dir's
+                           modes and the redaction rules; each failure names its fix
 
 Options (each also settable by environment variable):
   --port N                 port on 127.0.0.1 (GASOLINE_PORT, default 7890)
@@ -52,7 +57,8 @@ Exit codes: 0 ok, 1 fatal, 2 invalid configuration or usage, 3 port in use (--se
 --standalone keeps serving MCP and its tools say what holds the port; a bridge keeps running and
 its answers say so), 4 state directory not ours (another user owns it, or its modes cannot be set
 to 0700/0600), 5 no daemon (--connect with nothing on the port; --stop and --status with nothing
-or something that is not gasoline on it).
+or something that is not gasoline on it). gasoline doctor exits 0 when every check passes, 1
+otherwise; gasoline install exits 2 for an unknown client, 1 when the file cannot be changed.
 `;
 
 export interface ParsedCli {
@@ -113,6 +119,15 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
 
 /** `early`: a standalone's stdin read and first initialize answered before this module loaded (src/mcp/early-stdio.ts) */
 export async function main(argv = process.argv.slice(2), early: EarlyStdio | null = null): Promise<void> {
+  const sub = subcommandOf(argv);
+  if (sub === 'install') {
+    const { runInstall } = await import('./install/index.js');
+    process.exit(runInstall(argv.slice(1)));
+  }
+  if (sub === 'doctor') {
+    const { runDoctor } = await import('./doctor/index.js');
+    process.exit(await runDoctor(argv.slice(1)));
+  }
   let parsed: ParsedCli;
   try {
     // --help/--version must work even when the environment holds a bad value

@@ -12,7 +12,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { CLI_OPTIONS, type CliValues, daemonArgsFor, defaultStateDir, LOG_LEVELS, MODE_FLAGS, numberFlag, parseDuration } from '../cli-options.js';
+import { CLI_OPTIONS, type CliValues, daemonArgsFor, defaultStateDir, LOG_LEVELS, MODE_FLAGS, numberFlag, parseDuration, subcommandOf } from '../cli-options.js';
 import { CLIENT_ID_RE } from '../daemon/client-id-pattern.js';
 import type { LogLevel } from '../log.js';
 
@@ -39,6 +39,8 @@ interface Invocation {
 
 /** The flags, the config file and the mode, read as loadConfig would; null at the first doubt. */
 function readInvocation(argv: readonly string[], env: NodeJS.ProcessEnv): Invocation | null {
+  // `gasoline install …`, `gasoline doctor`: commands of the CLI, never a bridge
+  if (subcommandOf(argv)) return null;
   let values: CliValues;
   try {
     ({ values } = parseArgs({ args: [...argv], strict: true, allowPositionals: false, options: CLI_OPTIONS }));

@@ -46,6 +46,10 @@ const RULES: Rule[] = [
     why: 'the edge is built by the composition root, never the other way round' },
   { files: ['src/bridge/'], mayNotImport: ['src/transport/', 'src/pool/', 'src/shm/', 'src/query/', 'workers/', 'src/app.ts', 'src/app-port.ts', 'src/main.ts', 'src/mcp/server.ts', 'src/mcp/tools/', 'src/mcp/http/'],
     why: 'an agent waits on the bridge\'s start: it loads no native uWS, worker, pool, shared memory or engine' },
+  { files: ['src/install/'], mayNotImport: ['src/transport/', 'src/pool/', 'src/shm/', 'src/query/', 'src/domain/', 'src/mcp/', 'src/clients/', 'workers/', 'src/app.ts', 'src/main.ts', 'src/config.ts'],
+    why: 'gasoline install edits a client\'s config file: it loads no engine, schema or server' },
+  { files: ['src/doctor/'], mayNotImport: ['src/transport/', 'src/pool/', 'src/shm/', 'src/query/', 'src/mcp/', 'workers/', 'src/app.ts', 'src/main.ts'], except: ['src/transport/uws.ts'],
+    why: 'the doctor looks from outside, as a bridge does (probe, /health, files); it loads the native uWS binary only to prove it loads' },
 ];
 
 /** The one module that may write stdout: stdout belongs to MCP's JSON-RPC lines. */

@@ -115,3 +115,21 @@ describe('a standalone is told apart early only when the schema would agree', ()
   });
 });
 
+
+describe('subcommands are the CLI\'s, never a bridge\'s (issue 21)', () => {
+  it.each([
+    ['install cursor', ['install', 'cursor']],
+    ['install codex --dry-run', ['install', 'codex', '--dry-run']],
+    ['doctor', ['doctor']],
+    ['doctor --port 7000', ['doctor', '--port', '7000']],
+    ['doctor with GASOLINE_MODE=standalone', ['doctor']],
+  ])('%s → null', (_name, argv) => {
+    const env = { GASOLINE_MODE: 'standalone' };
+    expect(bridgeOptions(argv, {})).toBeNull();
+    expect(isStandalone(argv, env)).toBe(false);
+  });
+  it('a positional elsewhere is still refused by the bridge reader and the schema alike', () => {
+    expect(bridgeOptions(['--port', '7000', 'install'], {})).toBeNull();
+    expect(() => parseCli(['--port', '7000', 'install'], {})).toThrow();
+  });
+});
