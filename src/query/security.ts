@@ -6,7 +6,9 @@
  * sees them; a producer that sends raw headers (HTTP routes, SDKs) is still read the old way.
  */
 import { kindId } from '../domain/kinds.js';
-import { lower, requestFindings, type FindingSeverity } from '../domain/signals/security.js';
+import { DOCUMENT_HEADERS, lower, requestFindings, type FindingSeverity } from '../domain/signals/security.js';
+
+export { DOCUMENT_HEADERS };
 import { pathTemplate } from '../domain/signals/signature.js';
 import type { CookieRecord } from '../domain/wire/schemas.js';
 import type { StoreReader } from '../shm/index.js';
@@ -49,18 +51,6 @@ export interface SecurityReport {
   documents: DocumentHeaders[];
   cookies: CookieSeen[];
 }
-
-/** What a document is checked for, in the order answers list them. */
-export const DOCUMENT_HEADERS = [
-  'content-security-policy',
-  'strict-transport-security',
-  'x-frame-options',
-  'x-content-type-options',
-  'referrer-policy',
-  'permissions-policy',
-  'cross-origin-opener-policy',
-  'cross-origin-embedder-policy',
-] as const;
 
 const ORDER: Record<FindingSeverity, number> = { high: 0, medium: 1, low: 2 };
 /** bounds what one report keeps, whatever the buffer holds */

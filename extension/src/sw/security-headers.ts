@@ -6,22 +6,14 @@
  * `cookies`). A cookie's value never leaves this module: only its name and attributes do.
  * Pure functions here; the listener is registered in index.ts.
  */
+import { DOCUMENT_HEADERS } from '../../../src/domain/signals/security.js';
 import type { Json, WireRecord } from '../shared/protocol.js';
 
-/** The headers that decide a document's protections; nothing else of the response is sent. */
-export const SECURITY_HEADERS = [
-  'content-type',
-  'content-security-policy',
-  'content-security-policy-report-only',
-  'strict-transport-security',
-  'x-frame-options',
-  'x-content-type-options',
-  'referrer-policy',
-  'permissions-policy',
-  'cross-origin-opener-policy',
-  'cross-origin-embedder-policy',
-  'cross-origin-resource-policy',
-] as const;
+/**
+ * The headers that decide a document's protections; nothing else of the response is sent. The
+ * ones the server checks come from its own list, so the two cannot drift apart.
+ */
+export const SECURITY_HEADERS = ['content-type', ...DOCUMENT_HEADERS, 'content-security-policy-report-only', 'cross-origin-resource-policy'] as const;
 
 const HEADER_VALUE_MAX = 2048;
 const COOKIES_MAX = 50;

@@ -12,6 +12,22 @@ import type { CookieRecord } from '../wire/schemas.js';
 
 export type FindingSeverity = 'high' | 'medium' | 'low';
 
+/**
+ * What a document is checked for, in the order answers list them. The extension's service worker
+ * sends these (and a few more it reads alongside: extension/src/sw/security-headers.ts) from this
+ * one list, so the server never checks a header the extension does not send.
+ */
+export const DOCUMENT_HEADERS = [
+  'content-security-policy',
+  'strict-transport-security',
+  'x-frame-options',
+  'x-content-type-options',
+  'referrer-policy',
+  'permissions-policy',
+  'cross-origin-opener-policy',
+  'cross-origin-embedder-policy',
+] as const;
+
 /** What a check needs of a request: from a network record or a network_bodies record. */
 export interface RequestSeen {
   url: string;
