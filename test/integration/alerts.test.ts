@@ -62,6 +62,9 @@ describe('passive alerts', () => {
       }),
     );
     await p.ackFor(0);
+    // the ack says the records are stored; the alert hub reads the detectors' alerts from their ring
+    // a moment later, so wait (without draining) until all three are pending, then drain them at once
+    await waitFor('three alerts pending', async () => texts(await client.callTool({ name: 'configure', arguments: { action: 'health' } }))[1]?.startsWith('3 alerts pending'), 5000);
     const block = await waitFor('the alert block', async () => {
       const r = await client.callTool({ name: 'observe', arguments: { what: 'errors' } });
       return texts(r)[1];
