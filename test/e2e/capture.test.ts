@@ -116,8 +116,8 @@ describe.skipIf(!hasChromium)('capture in real Chromium', () => {
     expect(sink.records('network_bodies').filter((r) => !fromWorker(r))).toEqual([]);
     const cookie = await waitFor('the cookie /api/fail set', () => sink.records('network_bodies').find((r) => r.cookies !== undefined));
     expect(cookie).toEqual({ ts: expect.any(Number), method: 'POST', url: `${fixture.origin}/api/fail`, status: 500, cookies: [{ name: 'sid', secure: false, http_only: false, expiry: 'session' }] });
-    const doc = await waitFor('the document record', () => sink.records('network_bodies').find((r) => r.document === true));
-    expect(doc).toMatchObject({ method: 'GET', url: expect.stringMatching(new RegExp(`^${fixture.origin}/`)), status: 200, response_headers: { 'content-type': 'text/html; charset=utf-8' } });
+    // the page's own document record is audit.test.ts's: here the first navigation is made as the
+    // browser starts, and may precede the service worker's webRequest listener
   });
 
   it('records the WebSocket lifecycle and messages both ways', async () => {
