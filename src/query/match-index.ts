@@ -15,17 +15,12 @@
  * ordinals read in full; a read the writers lapped restarts coverage past the loss. Bounded by
  * bytes: the oldest entries go first and coverage starts after them (older ranges are scanned).
  */
-import type { StoreReader } from '../shm/index.js';
+import type { RecordHeader, StoreReader } from '../shm/index.js';
 import { foldKey, severity, type Severity } from './fold-key.js';
 import type { Hit, Rec } from './scan.js';
 
-export interface IndexEntry {
-  seq: number;
-  ord: number;
-  kind: number;
-  recvTime: number;
-  clientTime: number;
-  tab: number;
+/** a record's header as the ring gave it, its text, and what every read of it needs */
+export interface IndexEntry extends RecordHeader {
   /** the stored JSON: byte needles (url, connection_id) and read-time redaction start from it */
   text: string;
   /** decoded once, shared by every query: never mutated (a query that redacts parses `text` again) */
