@@ -10,6 +10,7 @@ import { registerHandlers } from './handlers.js';
 import { securityRecord } from './security-headers.js';
 import { Tracking } from './tracking.js';
 import { Transport, type SocketLike } from './transport.js';
+import { WakeAlarm } from './wake-alarm.js';
 import { DEFAULT_SETTINGS, normalizeSettings, type FileConfig, type PopupStatus, type Settings } from '../shared/settings.js';
 import type { CaptureConfig, CaptureReply, RecordsByKind, ToWorker } from '../shared/protocol.js';
 
@@ -21,6 +22,7 @@ const WAKE_ALARM = 'gasoline.wake';
 const SESSION = crypto.randomUUID();
 
 const tracking = new Tracking();
+const wakeAlarm = new WakeAlarm(chrome.alarms, WAKE_ALARM);
 export const commands = new CommandRegistry();
 let fileCfg: FileConfig = {};
 let settings: Settings = { ...DEFAULT_SETTINGS };
@@ -76,12 +78,7 @@ function startTransport(): void {
       const up = s.state.kind === 'connected';
       // While disconnected, an alarm brings a stopped worker back to retry. While connected the
       // keepalive does that job, and an alarm would keep an idle worker alive by itself.
-      if (up) void chrome.alarms.clear(WAKE_ALARM);
-      else {
-        void chrome.alarms.get(WAKE_ALARM).then(async (a) => {
-          if (!a) await chrome.alarms.create(WAKE_ALARM, { periodInMinutes: 0.5 });
-        });
-      }
+      void wakeAlarm.set(!up);
       void chrome.action.setBadgeText({ text: up ? '' : '!' }).catch(() => undefined);
       void chrome.action.setBadgeBackgroundColor({ color: '#c0392b' }).catch(() => undefined);
     },
