@@ -19,7 +19,7 @@
  * --threads N  pool.threads of the server idle_rss starts (a many-core config on this machine)
  * NAME matches a profile or a prefix of one: dispatch ring pipeline redaction notify steady
  * (steady through a bridge, and steady_standalone) bridge_start cold_start heavy burst saturate half clients3
- * http floor idle_rss (e.g. `--only steady,saturate`). clients3 without saturate in the same run loads a
+ * http floor push_ref ingest_ref idle_rss (e.g. `--only steady,saturate`). clients3 without saturate in the same run loads a
  * fixed 50 000 events/s instead of half the maximum.
  */
 import { execFileSync } from 'node:child_process';
@@ -162,6 +162,8 @@ function pipelineFigures(figures: Record<string, Figure>): void {
   rows.push({ profile: 'pipeline', metric: `worker path by stage, ${names.join(' / ')} = sum; whole (untimed)`, value: `${names.map((n) => st[n]).join(' / ')} = ${st.sum}; ${st.whole}`, unit: 'µs/record (CPU)' });
   figures['pipeline.worker_us_per_record'] = st.whole as number;
   figures['pipeline.redaction_pct_of_path'] = st.redactPct as number;
+  figures['pipeline.decode_us_per_record'] = st.bareDecode as number;
+  figures['pipeline.worker_over_decode'] = st.wholeOverDecode as number;
 }
 
 /** Other engineers' micro results have their own shapes: show their numeric leaves, two levels deep. */

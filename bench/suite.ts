@@ -9,7 +9,9 @@
  *            burst 15 s, saturate 5 × 3 s, half 15 s (ingest at half the maximum saturate
  *            measured, issue 5's condition for push latency), clients3 15 s (3 bridges on one
  *            daemon at that rate), HTTP routes 3 s each, POST /logs vs the Go reference 5 s
- *            each — the `pnpm bench` gate, ≤ 6 min with micro
+ *            each; issue 22's references: push_ref (150 push samples against the plain reference
+ *            server, after floor) and ingest_ref (closed-loop ingest, reference and Gasoline in
+ *            2 alternating rounds of 3 s) — the `pnpm bench` gate, ≤ 6 min with micro
  *   full     the same shapes at 60 s (saturate steps 10 s, HTTP 10 s, 100 warm + 10 cold spawns)
  *            idle_rss: a daemon's RSS after 30 s idle, at start and after a 3 s burst
  *            (issue 17's elastic pool; `--threads N` sets the pool's max, e.g. a 16-core config)
@@ -29,6 +31,7 @@ import type { ProcMode } from './load/mcp-client.js';
 import { runProfile, runSaturate, type ProfileResult, type SaturateResult } from './load/profiles.js';
 import { freePort } from './load/server-proc.js';
 import { runIdleRss, type IdleRssResult } from './load/idle-rss.js';
+import { runIngestVsReference, runPushReference } from './load/references.js';
 
 export type SuiteKind = 'ci' | 'full' | 'soak' | 'compare';
 
@@ -87,18 +90,21 @@ interface Durations {
   /** idle_rss: idle time before each reading, and the burst between them (0: not run) */
   idle: number;
   idleBurst: number;
+  /** issue 22's references: push samples against the reference server; ms per ingest round (0: not run) */
+  pushRef: number;
+  ingestRef: number;
 }
 
 function durations(kind: SuiteKind): Durations {
   switch (kind) {
     case 'full':
-      return { floor: 30_000, steady: 60_000, standalone: 60_000, heavy: 60_000, burst: 60_000, step: 10_000, half: 60_000, http: 10_000, logs: 10_000, warmSpawns: 100, coldSpawns: 10, clients: 60_000, idle: 30_000, idleBurst: 10_000 };
+      return { floor: 30_000, steady: 60_000, standalone: 60_000, heavy: 60_000, burst: 60_000, step: 10_000, half: 60_000, http: 10_000, logs: 10_000, warmSpawns: 100, coldSpawns: 10, clients: 60_000, idle: 30_000, idleBurst: 10_000, pushRef: 300, ingestRef: 5000 };
     case 'soak':
-      return { floor: 0, steady: 600_000, standalone: 0, heavy: 0, burst: 0, step: 0, half: 0, http: 0, logs: 0, warmSpawns: 0, coldSpawns: 0, clients: 0, idle: 0, idleBurst: 0 };
+      return { floor: 0, steady: 600_000, standalone: 0, heavy: 0, burst: 0, step: 0, half: 0, http: 0, logs: 0, warmSpawns: 0, coldSpawns: 0, clients: 0, idle: 0, idleBurst: 0, pushRef: 0, ingestRef: 0 };
     case 'compare':
-      return { floor: 0, steady: 12_000, standalone: 12_000, heavy: 0, burst: 0, step: 3000, half: 0, http: 0, logs: 4000, warmSpawns: 0, coldSpawns: 0, clients: 0, idle: 0, idleBurst: 0 };
+      return { floor: 0, steady: 12_000, standalone: 12_000, heavy: 0, burst: 0, step: 3000, half: 0, http: 0, logs: 4000, warmSpawns: 0, coldSpawns: 0, clients: 0, idle: 0, idleBurst: 0, pushRef: 0, ingestRef: 0 };
     default:
-      return { floor: 10_000, steady: 20_000, standalone: 20_000, heavy: 15_000, burst: 15_000, step: 3000, half: 15_000, http: 3000, logs: 5000, warmSpawns: 30, coldSpawns: 5, clients: 15_000, idle: 30_000, idleBurst: 3000 };
+      return { floor: 10_000, steady: 20_000, standalone: 20_000, heavy: 15_000, burst: 15_000, step: 3000, half: 15_000, http: 3000, logs: 5000, warmSpawns: 30, coldSpawns: 5, clients: 15_000, idle: 30_000, idleBurst: 3000, pushRef: 150, ingestRef: 3000 };
   }
 }
 
@@ -144,6 +150,10 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteOutput> {
     f[`${p}.ack_p999_ms`] = r.ack_latency.p999_ms;
     f[`${p}.observe_p50_ms`] = r.observe_latency.p50_ms;
     f[`${p}.observe_p99_ms`] = r.observe_latency.p99_ms;
+    if (r.observe_idle_latency.count > 0) {
+      f[`${p}.observe_idle_p99_ms`] = r.observe_idle_latency.p99_ms;
+      if (r.observe_idle_latency.p99_ms > 0) f[`${p}.observe_p99_over_idle`] = Math.round((r.observe_latency.p99_ms / r.observe_idle_latency.p99_ms) * 100) / 100;
+    }
     f[`${p}.configure_p99_ms`] = Math.max(r.configure_latency.p99_ms, r.push.configure_latency?.p99_ms ?? 0);
     f[`${p}.cpu_pct`] = r.server_cpu_pct;
     f[`${p}.alerts_suppressed_at_source`] = r.alerts_suppressed_at_source;
@@ -185,6 +195,21 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteOutput> {
       const port = await freePort();
       profileFigures('floor', await runProfile({ name: 'floor', mode: BRIDGE, root: o.root, port, durationMs: d.floor, load: { rate: 100, mix: 'mixed', connections: 1 }, observeEveryMs: 0, probeEveryMs: PROBE_EVERY_MS }));
     }, true);
+  }
+  // issue 22: the same probe against the plain reference server, right after the floor
+  if (d.pushRef) {
+    await step('push_ref', async () => {
+      const r = await runPushReference({ port: await freePort(), samples: d.pushRef, intervalMs: PROBE_EVERY_MS });
+      out.results.push_ref = r;
+      f['push_ref.p50_ms'] = r.push_latency.p50_ms;
+      f['push_ref.p99_ms'] = r.push_latency.p99_ms;
+      f['push_ref.missed'] = r.missed;
+      for (const q of ['p50', 'p99'] as const) {
+        const v = f[`floor.push_${q}_ms`];
+        const ref = r.push_latency[`${q}_ms`];
+        if (typeof v === 'number' && ref > 0) f[`floor.push_${q}_over_reference`] = Math.round((v / ref) * 100) / 100;
+      }
+    });
   }
   const steady = (name: string, mode: ProcMode, durationMs: number): Promise<void> =>
     step(
@@ -268,6 +293,17 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteOutput> {
       rssOver.push(r.server_peak_rss_mb - r.ring_budget_mb);
       badLines.push(r.stdout_bad_lines);
       for (const s of r.steps) out.points.push({ profile: 'saturate', offered: s.offered_events_per_s, accepted: s.accepted_events_per_s, push_p99_ms: s.push.push_latency?.p99_ms ?? null, push_p50_ms: s.push.push_latency?.p50_ms ?? null, ack_p99_ms: s.ack_latency.p99_ms });
+    });
+  }
+  // issue 22: ingest throughput against the plain reference server, rounds interleaved
+  if (d.ingestRef) {
+    await step('ingest_ref', async () => {
+      const r = await runIngestVsReference({ root: o.root, ports: freePort, rounds: 2, roundMs: d.ingestRef, serverThreads: 2 });
+      out.results.ingest_ref = r;
+      f['ingest_ref.gasoline_events_per_s'] = Math.round(r.gasoline_events_per_s.reduce((a, b) => a + b, 0) / r.rounds);
+      f['ingest_ref.reference_events_per_s'] = Math.round(r.reference_events_per_s.reduce((a, b) => a + b, 0) / r.rounds);
+      f['ingest_ref.ratio'] = r.ratio;
+      f['ingest_ref.loss_free'] = r.gasoline_verified;
     });
   }
   // Issue 5's condition for push latency: ingest at half of its measured maximum — the maximum the

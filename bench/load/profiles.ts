@@ -75,6 +75,8 @@ export interface ProfileResult {
   burst: (Pick<ProducerRunResult, 'events_per_s' | 'acceptedReported' | 'nacks'> & { ack_latency: Percentiles; offered_events: number }) | null;
   push: PushProbeResult;
   observe_latency: Percentiles;
+  /** the same observe call before the load started (the loaded p99 is divided by this one's) */
+  observe_idle_latency: Percentiles;
   /** failed observe or configure calls */
   observe_errors: number;
   configure_latency: Percentiles;
@@ -171,6 +173,9 @@ const suppressed = (h: Record<string, unknown>): number | null => {
 
 const sumNacks = (n: Record<string, number>): number => Object.values(n).reduce((a, b) => a + b, 0);
 
+/** observe calls timed on the idle server before a profile's load: enough for a p99 that is not the maximum */
+const IDLE_OBSERVES = 40;
+
 /** steady / heavy / burst / soak: one server, one load (plus an optional burst), observe + probe. */
 export async function runProfile(p: ProfileSpec): Promise<ProfileResult> {
   const mcp = await startServer(p.root, p.port, p.serverThreads, p.mode);
@@ -185,6 +190,9 @@ export async function runProfile(p: ProfileSpec): Promise<ProfileResult> {
       await mcp.callTool('observe', { what: 'errors', limit: 50 });
       await mcp.callTool('configure', configureArgs);
     }
+    // issue 22's reference for observe: the same call on this server before any load
+    const obsIdle = newHistogram();
+    for (let i = 0; i < (p.observeEveryMs > 0 ? IDLE_OBSERVES : 0); i++) obsIdle.recordValue((await mcp.callTool('observe', { what: 'errors', limit: 50 })).us);
     const before = await getHealth(p.port);
     const budget = memoryBudgetMb(before);
     const cpu0 = cpuSeconds(mcp.pid);
@@ -241,6 +249,7 @@ export async function runProfile(p: ProfileSpec): Promise<ProfileResult> {
         : null,
       push: probeResult,
       observe_latency: percentiles(obs),
+      observe_idle_latency: percentiles(obsIdle),
       observe_errors: observeErrors,
       configure_latency: percentiles(conf),
       configure_action: `${configureArgs.action}${'streaming_action' in configureArgs ? ` ${configureArgs.streaming_action}` : ''}`,

@@ -10,9 +10,11 @@ import { fileURLToPath } from 'node:url';
 import { listening } from '../../src/bridge/daemon.js';
 import { scratchStateDir, trackChild } from './procs.js';
 
-export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+/** the checkout: two levels up from source (bench/load, as tests import it), three from dist/bench/load */
+export const ROOT = fileURLToPath(new URL(import.meta.url.includes('/dist/bench/') ? '../../../' : '../../', import.meta.url));
 
-export type ServerKind = 'gasoline' | 'ceiling';
+/** gasoline: the build under test; ceiling: frames counted, never decoded; reference: the plain first server (reference-server.ts) */
+export type ServerKind = 'gasoline' | 'ceiling' | 'reference';
 
 export interface ServerProc {
   kind: ServerKind;
@@ -38,14 +40,17 @@ export async function startServer(o: SpawnOptions): Promise<ServerProc> {
   const args =
     o.kind === 'gasoline'
       ? [join(o.root ?? ROOT, 'bin/gasoline'), '--server', '--port', String(o.port)]
-      : [join(ROOT, 'dist/bench/load/ceiling-server.js'), '--port', String(o.port), ...(o.seqOffset !== undefined ? ['--seq-offset', String(o.seqOffset)] : [])];
+      : o.kind === 'reference'
+        ? [join(ROOT, 'dist/bench/load/reference-server.js'), '--port', String(o.port)]
+        : [join(ROOT, 'dist/bench/load/ceiling-server.js'), '--port', String(o.port), ...(o.seqOffset !== undefined ? ['--seq-offset', String(o.seqOffset)] : [])];
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     GASOLINE_LOG_LEVEL: 'info', // the readiness signal is the info line "ingest server listening"
     GASOLINE_STATE_DIR: scratchStateDir(),
   };
   if (o.threads !== undefined) env.GASOLINE_THREADS = String(o.threads);
-  const child = spawn(process.execPath, args, { cwd: o.root ?? ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  // the reference's pushes are its stdout lines
+  const child = spawn(process.execPath, args, { cwd: o.root ?? ROOT, env, stdio: ['ignore', o.kind === 'reference' ? 'pipe' : 'ignore', 'pipe'] });
   trackChild(child);
   let err = '';
   child.stderr!.setEncoding('utf8');

@@ -22,6 +22,8 @@ export interface WsLoadOptions {
   /** open loop at this many events/s; closed loop when absent */
   rate?: number;
   serverThreads?: number;
+  /** the checkout whose build runs (head by default) */
+  root?: string;
 }
 
 export interface Verification {
@@ -65,7 +67,7 @@ export const droppedSum = (k: KindHealth): number => Object.values(k.dropped ?? 
 
 export async function runWsLoad(o: WsLoadOptions): Promise<WsLoadResult> {
   const pool = buildFramePool(42, 1);
-  const srv = await startServer({ kind: o.server, port: o.port, threads: o.serverThreads, seqOffset: pool.seqOffset });
+  const srv = await startServer({ kind: o.server, port: o.port, threads: o.serverThreads, seqOffset: pool.seqOffset, ...(o.root ? { root: o.root } : {}) });
   try {
     const before = await getHealth(o.port);
     const cpu0 = cpuSeconds(srv.pid);

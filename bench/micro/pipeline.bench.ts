@@ -6,6 +6,7 @@
  * Run: `node dist/bench/micro/pipeline.bench.js`; `pnpm bench` runs it too.
  */
 import { pathToFileURL } from 'node:url';
+import { unpack } from 'msgpackr';
 import { Bench } from 'tinybench';
 import { buildFramePool } from '../load/frames.js';
 import { prescanMsgpack } from '../../src/domain/wire/prescan.js';
@@ -75,6 +76,10 @@ export interface StageCost {
   whole: number;
   /** redact ÷ sum, in % (the engine's own share; `costPct` above measures it against the header strip) */
   redactPct: number;
+  /** issue 22's reference: a bare msgpackr decode of the same frames, CPU µs per record, in the same rounds */
+  bareDecode: number;
+  /** whole ÷ bareDecode: what the worker path costs over decoding alone, steady as the machine's speed moves */
+  wholeOverDecode: number;
   rounds: number;
 }
 
@@ -135,6 +140,13 @@ export function stageCosts(frames: readonly Uint8Array[], rounds = 16, msPerRoun
     detector.take();
     return out.records.length;
   };
+  // the reference: what the plain first server does with a frame (reference-server.ts)
+  const bare = (): number => {
+    const m = unpack(frames[f++ % frames.length]!) as Record<string, unknown>;
+    let n = 0;
+    for (const v of Object.values(m)) if (Array.isArray(v)) n += v.length;
+    return n;
+  };
   // CPU time, not wall time: on a shared machine a round's wall time includes the other
   // processes' turns. The stages split a round's CPU time in the proportions of their wall times.
   const round = (fn: () => number): { ms: number; cpuMs: number; records: number } => {
@@ -146,8 +158,8 @@ export function stageCosts(frames: readonly Uint8Array[], rounds = 16, msPerRoun
     const c = process.cpuUsage(c0);
     return { ms: performance.now() - t0, cpuMs: (c.user + c.system) / 1000, records };
   };
-  for (let i = 0; i < 300; i++) (timed(), whole()); // both paths warm
-  const per: Record<string, number[]> = Object.fromEntries([...STAGES, 'sum', 'whole'].map((k) => [k, []]));
+  for (let i = 0; i < 300; i++) (timed(), whole(), bare()); // every path warm
+  const per: Record<string, number[]> = Object.fromEntries([...STAGES, 'sum', 'whole', 'bare', 'ratio'].map((k) => [k, []]));
   for (let r = 0; r < rounds; r++) {
     for (const st of STAGES) acc[st] = 0;
     const a = round(timed);
@@ -162,6 +174,10 @@ export function stageCosts(frames: readonly Uint8Array[], rounds = 16, msPerRoun
     per.sum!.push(sum);
     const w = round(whole);
     per.whole!.push((w.cpuMs * 1000) / w.records);
+    const b = round(bare);
+    per.bare!.push((b.cpuMs * 1000) / b.records);
+    // the ratio per round, then its median: neighbours that slow one round slow both sides of it
+    per.ratio!.push(per.whole!.at(-1)! / per.bare!.at(-1)!);
   }
   const med = (k: string): number => {
     const v = [...per[k]!].sort((x, y) => x - y);
@@ -170,6 +186,8 @@ export function stageCosts(frames: readonly Uint8Array[], rounds = 16, msPerRoun
   const out = { name: 'worker path, µs per record by stage', rounds } as StageCost;
   for (const k of [...STAGES, 'sum', 'whole'] as const) out[k] = med(k);
   out.redactPct = Math.round((out.redact / out.sum) * 1000) / 10;
+  out.bareDecode = med('bare');
+  out.wholeOverDecode = Math.round(med('ratio') * 100) / 100;
   return out;
 }
 

@@ -1,0 +1,65 @@
+/**
+ * Issue 22's references are only worth dividing by if they do the work they claim: the reference
+ * server decodes every batch and acks its own seq and record count, pushes a line for a probe's
+ * 5xx record and nothing else, parses POST /logs; the push reference times that line.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Packr, unpack } from 'msgpackr';
+import WebSocket from 'ws';
+import { createInterface } from 'node:readline';
+import { freePort, getHealth, startServer, type ServerProc } from '../../bench/load/server-proc.js';
+import { runPushReference } from '../../bench/load/references.js';
+import { buildFramePool } from '../../bench/load/frames.js';
+import { waitFor } from '../helpers/wait-for.js';
+
+const packr = new Packr({ useRecords: true });
+
+describe('the reference server', () => {
+  let srv: ServerProc;
+  const lines: string[] = [];
+  beforeAll(async () => {
+    srv = await startServer({ kind: 'reference', port: await freePort() });
+    createInterface({ input: srv.child.stdout! }).on('line', (l) => lines.push(l));
+  });
+  afterAll(() => srv?.stop());
+
+  it('decodes each batch, acks its seq and record count, and pushes only a probe 5xx', async () => {
+    const ws = new WebSocket(`ws://127.0.0.1:${srv.port}/ws`);
+    ws.binaryType = 'nodebuffer';
+    const got: Array<Record<string, unknown>> = [];
+    ws.on('message', (d: Buffer) => got.push(unpack(d) as Record<string, unknown>));
+    await new Promise((r) => ws.once('open', r));
+    ws.send(packr.pack({ t: 'hello', v: 1, client: 'test', version: '1', session: 's' }));
+    await waitFor('welcome', () => got.find((m) => m.t === 'welcome'), 5000);
+    const frame = buildFramePool(7, 1).frames[0]!;
+    const records = Object.values(unpack(frame) as Record<string, unknown>).filter(Array.isArray).reduce((n, a) => n + (a as unknown[]).length, 0);
+    ws.send(frame);
+    const now = Date.now();
+    ws.send(packr.pack({ t: 'batch', seq: 77, sent_at: now, network: [{ ts: now, url: 'https://probe.example.test/x1', status: 503 }, { ts: now, url: 'https://other.test/', status: 503 }] }));
+    ws.send(Buffer.from([0x82, 0xa1])); // truncated msgpack: counted, no answer, the connection lives
+    const acks = await waitFor('two acks', () => { const a = got.filter((m) => m.t === 'ack'); return a.length === 2 ? a : null; }, 5000);
+    expect(acks[0]!.accepted).toBe(records);
+    expect(acks[1]).toMatchObject({ seq: 77, accepted: 2 });
+    await waitFor('push line', () => lines.find((l) => l.includes('probe.example.test/x1')), 5000);
+    expect(lines.filter((l) => l.includes('other.test'))).toEqual([]);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ jsonrpc: '2.0', method: 'notifications/message' });
+    const h = await getHealth(srv.port);
+    expect(h).toMatchObject({ server: 'reference', bad_frames: 1, pushes: 1 });
+    ws.close();
+  });
+
+  it('parses POST /logs and counts its entries', async () => {
+    const r = await fetch(`http://127.0.0.1:${srv.port}/logs`, { method: 'POST', body: JSON.stringify({ entries: [{ a: 1 }, { b: 2 }, { c: 3 }] }) });
+    expect(await r.json()).toEqual({ received: 3, accepted: 3, rejected: 0 });
+  });
+});
+
+describe('the push reference', () => {
+  it('times each probe from send to its stdout line', async () => {
+    const r = await runPushReference({ port: await freePort(), samples: 10, intervalMs: 5 });
+    expect(r.samples).toBe(10);
+    expect(r.missed).toBe(0);
+    expect(r.push_latency.count).toBe(10);
+    expect(r.push_latency.p50_ms).toBeGreaterThan(0);
+  });
+});
