@@ -303,6 +303,7 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteOutput> {
       f['ingest_ref.gasoline_events_per_s'] = Math.round(r.gasoline_events_per_s.reduce((a, b) => a + b, 0) / r.rounds);
       f['ingest_ref.reference_events_per_s'] = Math.round(r.reference_events_per_s.reduce((a, b) => a + b, 0) / r.rounds);
       f['ingest_ref.ratio'] = r.ratio;
+      f['ingest_ref.cpu_cost_ratio'] = r.cpu_cost_ratio;
       f['ingest_ref.loss_free'] = r.gasoline_verified;
     });
   }

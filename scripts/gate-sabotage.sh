@@ -83,9 +83,11 @@ for v in "${LIST[@]}"; do
   for r in $(seq 1 "$ROUNDS"); do
     log="$OUT/$v.$r.log"
     set +e
-    (cd "$dir" && node dist/bench/run.js --no-write "${BENCH_ARGS[@]}" >"$log" 2>&1)
+    (cd "$dir" && node dist/bench/run.js "${BENCH_ARGS[@]}" >"$log" 2>&1)
     code=$?
     set -e
+    # the run's figures, kept beside its log (the worktree goes)
+    for j in "$dir"/bench/results/2*.json; do [ -f "$j" ] && mv "$j" "$OUT/$v.$r.json"; done
     gate=$(grep -E '^gate: ' "$log" | tail -1)
     line="$v round $r: exit $code — ${gate:-no gate line (see $log)}"
     echo "$line"

@@ -30,6 +30,14 @@ export interface IngestRefResult {
   reference_events_per_s: number[];
   /** median Gasoline ÷ median reference */
   ratio: number;
+  /** server CPU µs per accepted event (all threads, from /proc), each round */
+  gasoline_cpu_us_per_event: number[];
+  reference_cpu_us_per_event: number[];
+  /**
+   * median Gasoline ÷ median reference CPU per event: what an event costs, which neighbours move
+   * far less than throughput (they take wall time from a 3-thread server more than from a 1-thread one)
+   */
+  cpu_cost_ratio: number;
   gasoline_verified: boolean;
 }
 
@@ -45,6 +53,9 @@ export async function runIngestVsReference(o: { root: string; ports: () => Promi
   const ge = g.map((x) => x.events_per_s);
   const re = r.map((x) => x.events_per_s);
   const ref = median(re);
+  const cost = (x: WsLoadResult): number => (x.events_per_s > 0 ? Math.round(((x.server_cpu_pct / 100) * 1e6 * 1000) / x.events_per_s) / 1000 : 0);
+  const gc = g.map(cost);
+  const rc = r.map(cost);
   return {
     rounds: o.rounds,
     round_ms: o.roundMs,
@@ -52,6 +63,9 @@ export async function runIngestVsReference(o: { root: string; ports: () => Promi
     reference_events_per_s: re,
     ratio: ref > 0 ? Math.round((median(ge) / ref) * 1000) / 1000 : 0,
     gasoline_verified: g.every((x) => x.verification?.ok === true),
+    gasoline_cpu_us_per_event: gc,
+    reference_cpu_us_per_event: rc,
+    cpu_cost_ratio: median(rc) > 0 ? Math.round((median(gc) / median(rc)) * 100) / 100 : 0,
   };
 }
 
