@@ -76,22 +76,16 @@ async function get(url: string, timeoutMs: number): Promise<Response> {
   return res;
 }
 
-/** The body, with the same time bound as the request (a server that stalls mid-body is cut). */
+/** The body: the request's signal bounds it too, so a server that stalls mid-body is cut at the timeout. */
 async function getText(url: string, max: number, timeoutMs: number, what: string): Promise<{ text: string; headers: Headers }> {
-  const started = Date.now();
   const res = await get(url, timeoutMs);
-  const left = Math.max(1, timeoutMs - (Date.now() - started));
-  let timer: NodeJS.Timeout | undefined;
-  const stalled = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      void res.body?.cancel().catch(() => undefined);
-      reject(new MapMiss('timeout', `${what} at ${url} did not arrive within ${timeoutMs} ms`));
-    }, left);
-  });
   try {
-    return { text: await Promise.race([boundedText(res, max, what), stalled]), headers: res.headers };
-  } finally {
-    clearTimeout(timer);
+    return { text: await boundedText(res, max, what), headers: res.headers };
+  } catch (e) {
+    if (e instanceof MapMiss) throw e;
+    const name = (e as Error).name;
+    if (name === 'TimeoutError' || name === 'AbortError') throw new MapMiss('timeout', `${what} at ${url} did not arrive within ${timeoutMs} ms`);
+    throw new MapMiss('fetch_failed', `${what} at ${url}: ${(e as Error).message}`);
   }
 }
 
