@@ -84,7 +84,7 @@ describe('SourceMaps (main side, real worker)', () => {
     expect(m.stats()).toMatchObject({ enabled: false, worker: false });
     m.setEnabled(true);
     await m.settle([rec]);
-    expect(m.lookup(rec)?.frames[0]!.to?.file).toBe('src/cart.ts');
+    expect(m.lookup(rec)!.frames[0]!.to?.file).toBe('src/cart.ts');
     m.setEnabled(false);
     expect(m.lookup(rec)).toBeUndefined();
   });
