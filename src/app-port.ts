@@ -12,6 +12,7 @@ import type { CiResults } from './domain/ci-results.js';
 import { compileRedaction, type LiveRedaction } from './domain/redaction/index.js';
 import type { ClientSession, McpObserver, McpPort } from './mcp/port.js';
 import type { ScanWorker } from './pool/scan-worker.js';
+import type { StackResolver } from './sourcemaps/index.js';
 import type { StoreReader } from './shm/index.js';
 import type { WsEdge } from './transport/ws.js';
 
@@ -26,6 +27,7 @@ export interface IngestParts {
   ci: CiResults;
   clients: ClientRegistry;
   observer: McpObserver;
+  stacks: StackResolver;
 }
 
 export function ingestPort(p: IngestParts): McpPort {
@@ -45,6 +47,7 @@ export function ingestPort(p: IngestParts): McpPort {
     ci: () => p.ci.list(),
     client: (id) => p.clients.get(id),
     observer: p.observer,
+    stacks: p.stacks,
     openSession: (id) => openSession(p.clients, id),
     peekClient: (id) => p.clients.peek(id),
   };

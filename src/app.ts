@@ -29,6 +29,7 @@ import { bindReadRules } from './query/index.js';
 import { AlertRingReader } from './shm/alert-ring.js';
 import { DetectState } from './shm/detect-state.js';
 import { allocateStore, StoreReader } from './shm/index.js';
+import { SourceMaps } from './sourcemaps/index.js';
 import { assertPortFree, Edge, type EdgeOptions } from './transport/edge.js';
 import type { EdgeStats } from './transport/edge-stats.js';
 import type { WsEdge } from './transport/ws.js';
@@ -100,6 +101,13 @@ export async function startApp(o: AppOptions): Promise<App> {
 
   const ci = new CiResults(10);
   const alerts = new AlertHub();
+  const stacks = sourceMaps(config);
+  // a new error's alert names its top frame: its map is fetched now, in the background, so the
+  // read that follows (and the alert block that carries it) finds the original position
+  alerts.subscribe((env) => {
+    const frame = env.alert.source === 'error_detector' ? env.alert.context?.frame : undefined;
+    if (typeof frame === 'string') stacks.warm({ source: frame, ...(env.alert.url !== undefined ? { url: env.alert.url } : {}) });
+  });
   const thresholds = new ThresholdTracker();
   // one per daemon start: its rings are new, so ordinals saved by an earlier one are reset on load
   const clients = new ClientRegistry({ dir: config.state_dir, max: config.clients.max, ttlMs: config.clients.ttl_s * 1000 });
@@ -155,7 +163,7 @@ export async function startApp(o: AppOptions): Promise<App> {
     http: { routes: [...HTTP_ROUTES, '/ci-result', '/health', '/metrics'] },
     mcp: sessions ? { type: 'streamable-http', path: MCP_PATH, sessions: sessions.size } : { type: 'stdio' },
   });
-  const healthAll = (): Record<string, unknown> => ({ ...health(), pid: process.pid, transports: transports(), ...(sessions ? { mcp_http: sessions.health() } : {}) });
+  const healthAll = (): Record<string, unknown> => ({ ...health(), pid: process.pid, transports: transports(), source_maps: stacks.stats(), ...(sessions ? { mcp_http: sessions.health() } : {}) });
 
   // worker alerts arrive through the alert ring; main never blocks on it (Atomics.waitAsync)
   const alertReader = new AlertRingReader(pool.alertRing);
@@ -175,12 +183,13 @@ export async function startApp(o: AppOptions): Promise<App> {
     clearInterval(thresholdTimer);
     alertReader.close();
     clients.shutdown();
+    await stacks.close();
     await scans.close();
     await pool.close(0);
     throw e;
   }
 
-  const mcp = ingestPort({ reader, scans, ws: edge.ws, health: healthAll, redaction: pool.redaction, commands: router, alerts, ci, clients, observer });
+  const mcp = ingestPort({ reader, scans, ws: edge.ws, health: healthAll, redaction: pool.redaction, commands: router, alerts, ci, clients, observer, stacks });
   let token: string | null = null;
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
@@ -195,6 +204,7 @@ export async function startApp(o: AppOptions): Promise<App> {
       edge.closeSockets();
       router.close();
       clients.shutdown();
+      await stacks.close();
       await scans.close();
       await pool.close(0);
       // the calls answered before the close are on disk
@@ -217,6 +227,25 @@ export async function startApp(o: AppOptions): Promise<App> {
     // the scan worker starts on the first read that needs it: an idle daemon does not pay its RSS
   }
   return { port, reader, pool, scans, ws: edge.ws, stats: edge.stats, ci, alerts, commands: router, clients, mcp, metrics, trails, mcpHttp: sessions, token, health: healthAll, close };
+}
+
+function sourceMaps(config: Readonly<Config>): SourceMaps {
+  const m = config.source_maps;
+  return new SourceMaps({
+    enabled: m.enabled,
+    waitMs: m.wait_ms,
+    limits: {
+      timeoutMs: m.fetch_timeout_ms,
+      maxScriptBytes: m.max_script_bytes,
+      maxMapBytes: m.max_map_bytes,
+      cacheMaps: m.cache_maps,
+      cacheBytes: m.cache_bytes,
+      missTtlMs: m.miss_ttl_ms,
+      maxAgeMs: m.max_age_ms,
+      concurrency: m.concurrency,
+      maxQueue: m.max_queue,
+    },
+  });
 }
 
 /** POST /ci-result: validated, redacted, kept (newest 10), and a new result raises an alert. */

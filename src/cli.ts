@@ -46,6 +46,8 @@ Options (each also settable by environment variable):
   GASOLINE_ALLOWED_ORIGINS Origins allowed to connect as the extension, comma-separated (default:
                            the Gasoline extension's chrome-extension:// origin; add an unpacked
                            build's); also "allowed_origins" in --config
+  GASOLINE_SOURCE_MAPS     on|off: resolve stacks with the page's source maps, fetched only from its
+                           own localhost/private origin (default on); also "source_maps" in --config
   -h, --help               this text
   -v, --version            the version
   The mode is also settable as GASOLINE_MODE=bridge|connect|server|standalone (GASOLINE_SERVER=true

@@ -123,6 +123,34 @@ export const CommandsSchema = z
   .strict();
 
 /**
+ * Source-mapped stacks (docs/ARCHITECTURE.md, "Source maps"): a page's maps are fetched from its
+ * own origin when that is this machine or a private network, in a worker of their own, never on
+ * the hot path. Every bound is here.
+ */
+export const SourceMapsSchema = z
+  .object({
+    /** fetch the page's source maps (only ever from its own local or private origin); off: stacks stay as generated */
+    enabled: z.boolean().default(true),
+    /** per request: the script, then its map */
+    fetch_timeout_ms: z.number().int().min(100).max(60_000).default(3000),
+    max_script_bytes: z.number().int().min(1024).max(256 * MiB).default(16 * MiB),
+    max_map_bytes: z.number().int().min(1024).max(256 * MiB).default(32 * MiB),
+    /** parsed maps kept, by count and by their text's bytes (least recently used go first) */
+    cache_maps: z.number().int().min(1).max(1000).default(32),
+    cache_bytes: z.number().int().min(64 * KiB).max(1024 * MiB).default(96 * MiB),
+    /** a script without a usable map is not asked again for this long */
+    miss_ttl_ms: z.number().int().min(0).max(3_600_000).default(30_000),
+    /** a map is fetched again after this long: a dev server rebuilds the bundle under the same URL */
+    max_age_ms: z.number().int().min(1000).max(86_400_000).default(120_000),
+    /** maps loading at once, and waiting (more are dropped and counted) */
+    concurrency: z.number().int().min(1).max(16).default(2),
+    max_queue: z.number().int().min(0).max(1000).default(32),
+    /** how long observe errors and error_bundles wait for maps they lack before answering with what is resolved */
+    wait_ms: z.number().int().min(0).max(10_000).default(1500),
+  })
+  .strict();
+
+/**
  * What this process is. bridge (the default, what agents' MCP configs run): MCP on stdio, forwarded
  * to the daemon on the port, which it starts when none runs. connect: a bridge that never starts
  * one. server: the daemon in the foreground. standalone: MCP on stdio and ingest in one process.
@@ -156,6 +184,7 @@ export const ConfigSchema = z
     log_level: z.enum(LOG_LEVELS).default('info'),
     /** user redaction rules and allowlist, added to the built-in rule set */
     redaction: RedactionConfigSchema.default(RedactionConfigSchema.parse({})),
+    source_maps: SourceMapsSchema.default(SourceMapsSchema.parse({})),
   })
   .strict();
 
@@ -191,7 +220,7 @@ function deepMerge(base: Json, over: Json): Json {
  * Environment variables: GASOLINE_PORT, GASOLINE_MODE (bridge|connect|server|standalone),
  * GASOLINE_SERVER (true = GASOLINE_MODE=server), GASOLINE_STATE_DIR, GASOLINE_CONFIG,
  * GASOLINE_THREADS, GASOLINE_LOG_LEVEL, GASOLINE_ALLOWED_ORIGINS (comma-separated),
- * GASOLINE_CLIENT_ID, GASOLINE_CLIENT_TTL (seconds, or 30m / 1h / 2d).
+ * GASOLINE_CLIENT_ID, GASOLINE_CLIENT_TTL (seconds, or 30m / 1h / 2d), GASOLINE_SOURCE_MAPS (on|off).
  */
 export function envOverrides(env: NodeJS.ProcessEnv, problems: string[]): Json {
   const out: Json = {};
@@ -223,6 +252,12 @@ export function envOverrides(env: NodeJS.ProcessEnv, problems: string[]): Json {
     const ttl = parseDuration(env.GASOLINE_CLIENT_TTL);
     if (ttl === undefined) problems.push(`GASOLINE_CLIENT_TTL: expected seconds or 30m/1h/2d, got ${JSON.stringify(env.GASOLINE_CLIENT_TTL)}`);
     else out.clients = { ttl_s: ttl };
+  }
+  const maps = env.GASOLINE_SOURCE_MAPS;
+  if (maps !== undefined && maps !== '') {
+    if (/^(1|true|yes|on)$/i.test(maps)) out.source_maps = { enabled: true };
+    else if (/^(0|false|no|off)$/i.test(maps)) out.source_maps = { enabled: false };
+    else problems.push(`GASOLINE_SOURCE_MAPS: expected on/off, got ${JSON.stringify(maps)}`);
   }
   if (env.GASOLINE_STATE_DIR) out.state_dir = env.GASOLINE_STATE_DIR;
   const threads = num('GASOLINE_THREADS');

@@ -11,6 +11,7 @@ import { formatAlerts } from './render/alert-block.js';
 import { PAGE_NOTE, pageFlat } from './render/page-text.js';
 import { StreamState } from '../domain/streaming/stream-state.js';
 import type { Alert } from '../domain/alerts/alert.js';
+import type { StackResolver } from '../sourcemaps/index.js';
 import type { AlertSource } from './port.js';
 import type { PendingAlertSource } from './tools/context.js';
 
@@ -36,9 +37,38 @@ export class AlertDelivery {
   /** alerts held back over the rate caps that alerts reaching this session named, since the last summary */
   private held = 0;
 
-  /** `onPush`: each streamed alert's edge → written latency (the metrics histogram) */
-  constructor(notify: Notify, onPush?: (ms: number) => void) {
+  /**
+   * `onPush`: each streamed alert's edge → written latency (the metrics histogram). `stacks`: a
+   * new error's top frame is shown at its original position when its source map is resolved.
+   */
+  constructor(
+    notify: Notify,
+    onPush?: (ms: number) => void,
+    private readonly stacks?: StackResolver,
+  ) {
     this.stream = new StreamState({ emit: notify, ...(onPush ? { onLatency: onPush } : {}) });
+  }
+
+  /**
+   * Waits (within source_maps.wait_ms) for the maps of the error alerts waiting here, so the block
+   * an observe carries shows their original frames; the app asked for them as the alerts arrived.
+   */
+  async settleFrames(): Promise<void> {
+    if (!this.stacks?.enabled || !this.buffer.pending) return;
+    const recs = this.buffer.peek().flatMap((a) => frameFields(a) ?? []);
+    if (recs.length) await this.stacks.settle(recs);
+  }
+
+  /**
+   * An error alert with its top frame's original position (`context.at`, `context.code`) when the
+   * map is resolved; a push does not wait for it: the app asked for the map as the alert arrived.
+   */
+  private mapped(a: Alert): Alert {
+    const f = this.stacks?.enabled ? frameFields(a) : undefined;
+    const r = f && this.stacks!.lookup(f);
+    if (!r) return a;
+    const to = r.frames[r.top]!.to!;
+    return { ...a, context: { ...a.context, at: `${to.file}:${to.line}:${to.column}`, ...(to.code ? { code: to.code } : {}) } };
   }
 
   /** what observe's summary lists, read without draining */
@@ -61,7 +91,7 @@ export class AlertDelivery {
       if (typeof held === 'number') this.held += held;
       this.buffer.add(env.alert);
       // escaped before the stream clips it to its wire caps, so the clip bounds what is sent
-      if (this.stream.enabled) this.stream.offer({ ...env, alert: flatAlert(env.alert) });
+      if (this.stream.enabled) this.stream.offer({ ...env, alert: flatAlert(this.mapped(env.alert)) });
     });
   }
 
@@ -74,7 +104,7 @@ export class AlertDelivery {
   prepareBlock(maxChars = Infinity): { text: string; commit: () => void } {
     if (!this.buffer.pending) return { text: '', commit: () => undefined };
     const snapshot = new Set(this.buffer.peek());
-    const { text, shown } = formatAlerts([...snapshot], maxChars - PAGE_NOTE.length - 1);
+    const { text, shown } = formatAlerts([...snapshot].map((a) => this.mapped(a)), maxChars - PAGE_NOTE.length - 1);
     return {
       text: `${text}\n${PAGE_NOTE}`,
       commit: () => {
@@ -93,6 +123,13 @@ export class AlertDelivery {
     this.unsubscribe = undefined;
     this.stream.close();
   }
+}
+
+/** The alert's generated top frame (detect.ts puts it in context.frame), as the resolver reads a record. */
+function frameFields(a: Alert): { source: string; url?: string } | undefined {
+  const frame = a.context?.frame;
+  if (typeof frame !== 'string') return undefined;
+  return { source: frame, ...(a.url !== undefined ? { url: a.url } : {}) };
 }
 
 /** The fields a page can reach (a message, a URL, a close reason), escaped in place: a notification is JSON, and no client must meet a raw line break in it. */

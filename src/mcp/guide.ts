@@ -29,6 +29,20 @@ The signature replaces numbers, ids, hashes, UUIDs, timestamps and quoted values
 exceptions add their top stack frame; requests are method + path template + status; levels never
 mix. \`fold:false\` lists every record on its own line.
 
+### Source-mapped stacks
+Errors from bundled code show where to fix them: \`at "src/cart.ts:42:7" code="throw new Error('empty
+cart');" gen="app.min.js:1:2345"\` — the original file:line:col first, the original source line
+(when the map has sourcesContent), then the generated position. Library frames (the map's ignore
+list, node_modules) give way to the app's own. error_bundles adds the rest of the stack on one line:
+\`stack: "src/a.ts:3:1" ← async "src/b.ts:9:2" ← "vendor.js:1:99"\` (original where a map resolved
+it). The new-error alert shows the same original frame. Maps are read from the script's
+\`//# sourceMappingURL=\` comment (a data: URL or a file) or its SourceMap header, and fetched only
+from the page's own origin, and only when that is localhost, 127.x, ::1 or a private network (10.x,
+172.16–31.x, 192.168.x): never from the internet. observe errors and error_bundles wait up to 1.5 s
+for a map not fetched yet; other lists show what is resolved already. A frame without a map stays as
+generated. configure({action:"source_maps", value:"off"}) turns it off for this server ("on" back;
+no value: status and cache counts).
+
 ### Header, budget, cursors
 - The first line says what matched and what is shown: \`errors (new since your last look): 47
   matched (5 distinct), showing 5; 3 hidden by noise rules; 2 new signatures since checkpoint
@@ -115,6 +129,7 @@ from the user's.
 - redaction — redaction_action list|add|remove|test: list the rules in force; add name + pattern
   (regex; replacement optional) to mask more, from ingest on and in every answer; remove name (yours
   only); test text shows what the rules leave of it.
+- source_maps — value "on" | "off" (no value: status): original positions in stacks (see Source-mapped stacks).
 - streaming — see Alerts below.
 
 ## Alerts (nothing to ask for)

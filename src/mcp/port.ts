@@ -10,6 +10,7 @@ import type { StoredCiResult } from '../domain/ci-results.js';
 import type { LiveRedaction, RedactionEngine } from '../domain/redaction/index.js';
 import type { StoreReader } from '../shm/index.js';
 import type { FoldAnswer, FoldQuery } from '../query/index.js';
+import type { StackResolver } from '../sourcemaps/index.js';
 
 /** A connected producer as the tools show it (the extension, a CI sink, a test harness). */
 export interface ProducerView {
@@ -87,6 +88,8 @@ export interface McpPort {
    * client_limit when every client slot holds a client with a session open. close() is idempotent.
    */
   openSession(id: string): ClientSession;
+  /** source-mapped stacks: original positions for generated frames; absent without ingest */
+  readonly stacks?: StackResolver;
   /** another client's state, held or saved, without creating it: `B:before` reaches B's checkpoint */
   peekClient(id: string): ClientState | undefined;
 }

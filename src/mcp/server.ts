@@ -75,7 +75,7 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
       await mcp.server.notification(n);
       return true;
     });
-  const alerts = new AlertDelivery((n) => send({ ...n, params: { ...n.params, data: port.egress().redactValue(n.params.data) } }), port.observer && ((ms) => port.observer?.push(ms)));
+  const alerts = new AlertDelivery((n) => send({ ...n, params: { ...n.params, data: port.egress().redactValue(n.params.data) } }), port.observer && ((ms) => port.observer?.push(ms)), port.stacks);
   // the client's tab filter applies to alerts too: another tab's alert reaches neither block nor stream
   alerts.attach(port.alerts, (a) => alertInScope(port, port.client(clientId), a));
   // OI-3: a new session starts with streaming off — unless this client enabled it before and saved
@@ -106,6 +106,7 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
   // characters), so the whole result stays within it
   const observeWithAlerts = async (a: Parameters<typeof observe>[1]): Promise<ToolResult> => {
     const budget = a.budget ?? DEFAULT_BUDGET;
+    await alerts.settleFrames();
     const block = alerts.prepareBlock(Math.min(2000, Math.floor(budget / 4)));
     try {
       const r = await observe(ctx(), block.text ? { ...a, reserve: block.text.length + 1 } : a);

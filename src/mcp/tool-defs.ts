@@ -58,7 +58,7 @@ export const AnalyzeInput = {
 };
 
 export const ConfigureInput = {
-  action: z.enum(['health', 'clear', 'checkpoint', 'noise_rule', 'store', 'redaction', 'streaming', 'tab_filter']),
+  action: z.enum(['health', 'clear', 'checkpoint', 'noise_rule', 'store', 'redaction', 'streaming', 'tab_filter', 'source_maps']),
   scope: z.enum(['mine', 'all', 'global']).optional().describe('clear: mine | all (empties shared buffers!); noise_rule, tab_filter: see guide'),
   checkpoint_action: z.enum(['create', 'list', 'delete']).optional(),
   noise_action: z.enum(['add', 'remove', 'list']).optional(),
@@ -100,7 +100,7 @@ export const TOOLS = {
     description: 'Conclusions: error_clusters, performance, changes, security; live page via the extension: dom, page_info, accessibility.',
     inputSchema: AnalyzeInput,
   },
-  configure: { description: 'Actions: health, clear, checkpoint, noise_rule, store, redaction, streaming, tab_filter. See gasoline://guide.', inputSchema: ConfigureInput },
+  configure: { description: 'Actions: health, clear, checkpoint, noise_rule, store, redaction, streaming, tab_filter, source_maps. See gasoline://guide.', inputSchema: ConfigureInput },
   interact: { description: 'Drive the page (needs "Allow agent control" in the extension popup). See gasoline://guide.', inputSchema: InteractInput },
 } as const;
 

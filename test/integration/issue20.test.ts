@@ -169,11 +169,13 @@ describe('item 10: what the agent and the user are told', () => {
     const tools = (await c.listTools()).tools;
     const configure = tools.find((t) => t.name === 'configure')!;
     const actions = (configure.inputSchema.properties as Record<string, { enum: string[] }>).action!.enum;
-    expect(actions).toHaveLength(8);
+    // 9 since issue 21 item 4 (source_maps)
+    expect(actions).toHaveLength(9);
     for (const a of actions) expect(configure.description).toContain(a);
     const guide = ((await c.readResource({ uri: 'gasoline://guide' })).contents[0] as { text: string }).text;
     expect(guide).toContain('- redaction — redaction_action list|add|remove|test');
     expect(guide).toContain('| ci (the CI results kept');
+    expect(guide).toContain('- source_maps — value "on" | "off"');
   });
 
   it('--help and README name GASOLINE_ALLOWED_ORIGINS and which modes exit 3 on a taken port', () => {

@@ -13,6 +13,15 @@ describe('config', () => {
     expect(Object.isFrozen(c) && Object.isFrozen(c.rings)).toBe(true);
   });
 
+  it('source maps: on by default with every bound set; GASOLINE_SOURCE_MAPS=off turns them off, nonsense is a problem', () => {
+    const d = loadConfig({ env: {} }).source_maps;
+    expect(d).toMatchObject({ enabled: true, fetch_timeout_ms: 3000, cache_maps: 32, concurrency: 2, wait_ms: 1500 });
+    expect(loadConfig({ env: { GASOLINE_SOURCE_MAPS: 'off' } }).source_maps.enabled).toBe(false);
+    expect(loadConfig({ env: { GASOLINE_SOURCE_MAPS: 'on' }, flags: { source_maps: { cache_maps: 4 } } }).source_maps).toMatchObject({ enabled: true, cache_maps: 4 });
+    expect(() => loadConfig({ env: { GASOLINE_SOURCE_MAPS: 'maybe' } })).toThrow(/GASOLINE_SOURCE_MAPS: expected on\/off/);
+    expect(() => loadConfig({ env: {}, flags: { source_maps: { concurrency: 0 } } })).toThrow(/source_maps.concurrency/);
+  });
+
   it('applies file < environment < flags', async () => {
     const { writeFileSync, mkdtempSync } = await import('node:fs');
     const dir = mkdtempSync('/tmp/gasoline-cfg-');

@@ -303,7 +303,8 @@ export class Detector {
         source: 'error_detector',
         ...(rec.url !== undefined ? { url: cut(rec.url, 500) } : pageUrl ? { url: cut(pageUrl, 500) } : {}),
         dedup_key: `error:${sigHash}`,
-        context: { signature: cut(sig, 300) },
+        // the generated top frame: main resolves it with the page's source map (src/sourcemaps/)
+        context: { signature: cut(sig, 300), ...frameOf(rec) },
       },
       sec,
       edgeAt,
@@ -605,3 +606,17 @@ function digitFoldedHash(s: string): number {
 
 const round = (v: number): number => Math.round(v * 1000) / 1000;
 const fmt = (m: Metric, v: number): string => (m === 'cls' ? v.toFixed(2) : `${Math.round(v)} ms`);
+
+/** `fn (URL:line:col)`: the stack's top frame outside our extension, else the console call site, else the error event's position. */
+function frameOf(rec: IngestedRecordOf<'logs'>): { frame?: string } {
+  const positioned = (s: string): boolean => /:\d+:\d+\)?$/.test(s);
+  if (typeof rec.stack === 'string') {
+    for (const l of rec.stack.split('\n', 16)) {
+      const t = l.trim();
+      if (t.startsWith('at ') && !t.includes('chrome-extension://') && positioned(t)) return { frame: cut(t.slice(3), 300) };
+    }
+  }
+  if (typeof rec.source === 'string' && positioned(rec.source)) return { frame: cut(rec.source, 300) };
+  if (typeof rec.filename === 'string' && rec.lineno !== undefined && rec.colno !== undefined) return { frame: cut(`${rec.filename}:${rec.lineno}:${rec.colno}`, 300) };
+  return {};
+}

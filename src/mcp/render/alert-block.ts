@@ -26,7 +26,9 @@ export function formatAlerts(alerts: readonly Alert[], maxChars = Infinity): { t
   let shown = 0;
   for (const a of list) {
     const count = a.count > 1 ? ` ×${a.count}` : '';
-    let entry = `[${a.severity}] ${a.category}: ${q(a.title, 200)}${count} — ${q(a.detail, 1000)}${a.url && !a.detail.includes(a.url) ? ` (${q(a.url, 300)})` : ''} · ${a.timestamp} · ${a.correlation_id}`;
+    // a new error's original frame (source-mapped, src/mcp/alerts.ts) comes before the generated detail
+    const at = typeof a.context?.at === 'string' ? ` at ${q(a.context.at, 220)}${typeof a.context.code === 'string' ? ` code=${q(a.context.code, 160)}` : ''} —` : '';
+    let entry = `[${a.severity}] ${a.category}: ${q(a.title, 200)}${count} —${at} ${q(a.detail, 1000)}${a.url && !a.detail.includes(a.url) ? ` (${q(a.url, 300)})` : ''} · ${a.timestamp} · ${a.correlation_id}`;
     if (a.related) entry += `\n    with ${a.related.category}: ${q(a.related.title, 200)} — ${q(a.related.detail, 1000)}`;
     // the most severe alert is always shown, cut if it must be; the rest only whole
     if (shown > 0 && size + 1 + entry.length > maxChars - 60) break;

@@ -5,6 +5,7 @@
  */
 import { kindName } from '../../domain/kinds.js';
 import type { Hit, Rec } from '../../query/index.js';
+import { topFrameText, type FrameLookup } from './frames.js';
 import { pageText as q, pageWord as w } from './page-text.js';
 
 export function clock(ms: number): string {
@@ -20,8 +21,8 @@ const host = (url: unknown): string => (typeof url === 'string' ? q(url, 200) : 
  * the field and the stretch around the match (#20 item 7: a failed request's console line shows
  * method, URL and status, and omits the message that matched).
  */
-export function line(h: Hit, contains?: string): string {
-  const l = bare(h);
+export function line(h: Hit, contains?: string, frames?: FrameLookup): string {
+  const l = bare(h, frames);
   return contains ? l + matchNote(h.rec, l, contains) : l;
 }
 
@@ -48,7 +49,12 @@ export function matchNote(r: Rec, shown: string, contains: string): string {
   return '';
 }
 
-function bare(h: Hit): string {
+/**
+ * `frames`: source-mapped positions (render/frames.ts). A log whose top frame resolved shows the
+ * original position and source line in place of the generated source and frame, which it names
+ * compactly after them.
+ */
+function bare(h: Hit, frames?: FrameLookup): string {
   const r = h.rec;
   const t = clock(h.clientTime);
   const tab = h.tab >= 0 ? ` tab=${h.tab}` : '';
@@ -58,8 +64,10 @@ function bare(h: Hit): string {
       if (r.type === 'network') {
         return `${t} ${r.level?.toUpperCase()} network ${w(r.method ?? 'GET')} ${host(r.request_url)} → ${r.status ?? 'failed'}${r.error ? ` ${q(r.error, 200)}` : ''}${r.response ? ` body=${q(r.response, 300)}` : ''}${tab}`;
       }
-      const src = r.source ?? (r.filename ? `${r.filename}:${r.lineno ?? ''}` : '');
       const args = Array.isArray(r.args) && r.args.length ? ` args=${q(r.args, 300)}` : '';
+      const mapped = frames?.(r);
+      if (mapped) return `${t} ${r.level?.toUpperCase()} ${r.type} ${q(r.message)}${args}${topFrameText(mapped)}${tab}`;
+      const src = r.source ?? (r.filename ? `${r.filename}:${r.lineno ?? ''}` : '');
       const frame = typeof r.stack === 'string' ? ` at ${q(firstFrame(r.stack), 200)}` : '';
       return `${t} ${r.level?.toUpperCase()} ${r.type} ${q(r.message)}${args}${src ? ` (${q(src, 200)})` : ''}${frame}${tab}`;
     }

@@ -1,6 +1,7 @@
 /**
  * configure: health, clearing (the caller's cursors, or — destructive — the shared buffers),
- * checkpoints, noise rules (own or global), the tab filter and a small per-client key/value store.
+ * checkpoints, noise rules (own or global), the tab filter, a small per-client key/value store and
+ * the source-map switch.
  */
 import type { z } from 'zod';
 import { KINDS, KIND_COUNT } from '../../domain/kinds.js';
@@ -37,7 +38,26 @@ export async function configure(ctx: ToolContext, deps: ConfigureDeps, a: Args):
       return redaction(ctx, a);
     case 'streaming':
       return streaming(ctx, deps, a);
+    case 'source_maps':
+      return sourceMaps(ctx, a);
   }
+}
+
+/**
+ * Source-mapped stacks for this daemon, every client's (issue 21 item 4): value "on" or "off", no
+ * value for the status. Off: no map is fetched and stacks read as the page generated them.
+ */
+function sourceMaps(ctx: ToolContext, a: Args): ToolResult {
+  const stacks = ctx.port.stacks;
+  if (!stacks) throw noIngest(ctx) ?? gasolineError('no_ingest');
+  if (a.value !== undefined) {
+    if (a.value !== 'on' && a.value !== 'off') throw gasolineError('invalid_argument', 'source_maps takes value "on" or "off" (no value: the status)');
+    stacks.setEnabled(a.value === 'on');
+  }
+  const state = stacks.enabled
+    ? 'on: stacks from bundled code show original file:line:col and source line, with maps fetched only from the page\'s own origin on localhost or a private network'
+    : 'off: stacks show generated positions; nothing is fetched';
+  return ctx.text(`source maps ${state} (for every client of this daemon)\n${JSON.stringify(stacks.stats())}`);
 }
 
 function streaming(ctx: ToolContext, deps: ConfigureDeps, a: Args): ToolResult {

@@ -5,10 +5,11 @@
  * shown. Whatever did not fit is counted and reachable by a cursor over the same range.
  */
 import { kindId, type Kind } from '../../domain/kinds.js';
-import { badCursor, bySeverityThenNewest, decodeCursor, encodeAt, encodeRest, errorKeysBefore, latestCheckpoint, type FilterArgs, type FoldAnswer, type Group, type KindResult } from '../../query/index.js';
+import { badCursor, bySeverityThenNewest, decodeCursor, encodeAt, encodeRest, errorKeysBefore, latestCheckpoint, type FilterArgs, type FoldAnswer, type Group, type Hit, type KindResult } from '../../query/index.js';
 import { DEFAULT_BUDGET, fill } from '../render/budget.js';
 import { fromPage, type Rendered } from '../render/egress.js';
 import { clock, line } from '../render/format.js';
+import type { FrameLookup } from '../render/frames.js';
 import { pageText } from '../render/page-text.js';
 import type { ToolContext } from './context.js';
 import { foldFor } from './fold-call.js';
@@ -28,8 +29,8 @@ const MAX_SCAN = 20_000;
 const NOISE_WHATS = new Set(['timeline', 'errors', 'logs', 'network']);
 
 /** `contains`: the filter the group matched, shown where the line would not show it */
-export function renderGroup(g: Group, contains?: string): string {
-  return g.count > 1 ? `×${g.count} ${clock(g.firstTime)}..${line(g.example, contains)}` : line(g.example, contains);
+export function renderGroup(g: Group, contains?: string, frames?: FrameLookup): string {
+  return g.count > 1 ? `×${g.count} ${clock(g.firstTime)}..${line(g.example, contains, frames)}` : line(g.example, contains, frames);
 }
 
 /** The call that continues this view: same filters, another cursor. */
@@ -69,13 +70,30 @@ export async function list(ctx: ToolContext, a: ListArgs, kinds: Kind[]): Promis
   const moreLine = complete ? '' : `more: ${results.some((r) => r.stopped) ? `${size} distinct signatures fill this answer` : 'scan paused'}; continue → ${callWith(a, encodeAt(next))}`;
   // +8: the limit wording and a longer skip count in the rest cursor
   const worst = header(ordered.length).length + restLine(folded.records, folded.records, 0).length + moreLine.length + 3 + 8;
-  const { shown, omitted } = fill(ordered, budget - worst, limit, (g) => renderGroup(g, a.contains));
+  const frames = await mappedFrames(ctx, ordered.slice(0, limit).map((g) => g.example), a.what === 'errors');
+  const { shown, omitted } = fill(ordered, budget - worst, limit, (g) => renderGroup(g, a.contains, frames));
   shown.sort((x, y) => x.item.lastSeq - y.item.lastSeq);
   const out = [header(shown.length)];
   if (omitted.length) out.push(restLine(omitted.length, omitted.reduce((n, g) => n + g.count, 0), shown.length));
   if (moreLine) out.push(moreLine);
   for (const s of shown) out.push(s.text);
   return fromPage(out.join('\n'), shown.length > 0);
+}
+
+/**
+ * Source-mapped positions for the logs an answer may show (issue 21 item 4): what is missing is
+ * asked for; `wait` (errors, error_bundles) waits for it within source_maps.wait_ms, other lists
+ * show what is already resolved and find the rest next time.
+ */
+export async function mappedFrames(ctx: ToolContext, hits: readonly Hit[], wait: boolean): Promise<FrameLookup | undefined> {
+  const stacks = ctx.port.stacks;
+  if (!stacks?.enabled) return undefined;
+  const logsK = kindId('logs');
+  const recs = hits.filter((h) => h.kind === logsK && (h.rec.stack !== undefined || h.rec.source !== undefined || h.rec.filename !== undefined)).map((h) => h.rec);
+  if (!recs.length) return undefined;
+  if (wait) await stacks.settle(recs);
+  else for (const r of recs) stacks.warm(r);
+  return (rec) => stacks.lookup(rec);
 }
 
 /** The first line, given how many lines end up shown. */

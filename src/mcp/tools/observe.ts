@@ -13,9 +13,10 @@ import { badCursor, decodeCursor, encodeAt, errorContext, findErrors, hitsBefore
 import { DEFAULT_BUDGET, fill } from '../render/budget.js';
 import { budgeted, fromPage, plain, type Rendered } from '../render/egress.js';
 import { line } from '../render/format.js';
+import { moreFrames } from '../render/frames.js';
 import { pageText } from '../render/page-text.js';
 import type { ToolContext, ToolResult } from './context.js';
-import { filterOf, list } from './observe-list.js';
+import { filterOf, list, mappedFrames } from './observe-list.js';
 import { tabScope } from './tab-scope.js';
 import { oneAtATime } from './per-client.js';
 import { ciResults } from './ci.js';
@@ -80,7 +81,10 @@ function listBefore(ctx: ToolContext, a: Args, kinds: Kind[]): Rendered {
   const hide = (r: Rec): boolean => ctx.client.noisy(r) !== undefined;
   // newest first into the budget, so the cursor to go further back starts where this page does
   const hits = hitsBefore(reader, { kinds: kinds.map(kindId), end, filter: filterOf(a), hide, tab: a.tab_id, scope: tabScope(ctx), maxScan: MAX_SCAN, budgetMs: BUDGET_MS });
-  const { shown, omitted } = fill(hits, (a.budget ?? DEFAULT_BUDGET) - (a.reserve ?? 0) - 300, a.limit ?? 50, (h) => line(h, a.contains));
+  // paging back shows what is already resolved; it does not wait for maps
+  const stacks = ctx.port.stacks;
+  const frames = stacks?.enabled ? (rec: Rec) => stacks.lookup(rec) : undefined;
+  const { shown, omitted } = fill(hits, (a.budget ?? DEFAULT_BUDGET) - (a.reserve ?? 0) - 300, a.limit ?? 50, (h) => line(h, a.contains, frames));
   shown.reverse();
   const first = kinds.map((k, i) => shown.find((s) => s.item.kind === kindId(k))?.item.ord ?? end[i]!);
   const earlier = omitted.length ? `\nearlier: observe({what:"${a.what}", before:"${encodeAt(first)}"})` : '';
@@ -152,7 +156,13 @@ async function errorBundles(ctx: ToolContext, a: Args): Promise<Rendered> {
     if (!r.atEnd) return plain(`error_bundles: no errors in the ${r.scanned} records read so far\nmore: observe({what:"error_bundles", after:"${encodeAt([r.next])}"})`);
     return plain(`error_bundles: no errors${a.from === 'start' ? ' buffered' : ' since your last look'}`);
   }
-  const bundle = (e: Hit): string => [`■ ${line(e, a.contains)}  sig=${pageText(errorSignature(e.rec), 300)}`, ...errorContext(reader, e, windowMs).map((h) => `  ${line(h)}`)].join('\n');
+  // the errors' original frames (waited for within source_maps.wait_ms); the rest of each stack on a line of its own
+  const frames = await mappedFrames(ctx, hits, true);
+  const bundle = (e: Hit): string => {
+    const mapped = frames?.(e.rec);
+    const more = mapped && moreFrames(mapped);
+    return [`■ ${line(e, a.contains, frames)}  sig=${pageText(errorSignature(e.rec), 300)}`, ...(more ? [`  ${more}`] : []), ...errorContext(reader, e, windowMs).map((h) => `  ${line(h, undefined, frames)}`)].join('\n');
+  };
   // whole bundles within the budget; the cursor resumes at the first bundle left out, so none is skipped
   const { shown, omitted } = fill(hits, (a.budget ?? DEFAULT_BUDGET) - (a.reserve ?? 0) - 300, limit, bundle);
   const next = omitted.length ? omitted[0]!.ord : r.next;

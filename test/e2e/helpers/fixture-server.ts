@@ -14,8 +14,10 @@ export interface Fixture {
   close(): Promise<void>;
 }
 
-export async function startFixture(): Promise<Fixture> {
+/** `extra`: more files by path, [content type, body] (a bundle and its source map) */
+export async function startFixture(extra: Record<string, [string, Buffer]> = {}): Promise<Fixture> {
   const files: Record<string, [string, Buffer]> = {
+    ...extra,
     '/': ['text/html; charset=utf-8', readFileSync(APP + 'index.html')],
     '/submitted': ['text/html; charset=utf-8', readFileSync(APP + 'index.html')],
     '/app.js': ['text/javascript', readFileSync(APP + 'app.js')],

@@ -1,0 +1,91 @@
+/**
+ * Main's side with the real source-map worker (dist/workers/sourcemaps.js: `pnpm build` first):
+ * reads never wait beyond their bound, lookups are synchronous, off means nothing is fetched.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SourceMaps } from '../../../src/sourcemaps/index.js';
+import type { MapStoreLimits } from '../../../src/sourcemaps/map-store.js';
+import { THROW_LINE } from '../../helpers/bundled-app.js';
+import { waitFor } from '../../helpers/wait-for.js';
+import { devServer, type DevServer } from './serve.js';
+
+const LIMITS: MapStoreLimits = { timeoutMs: 2000, maxScriptBytes: 1_000_000, maxMapBytes: 1_000_000, cacheMaps: 8, cacheBytes: 10_000_000, missTtlMs: 30_000, maxAgeMs: 120_000, concurrency: 2, maxQueue: 8 };
+
+let s: DevServer;
+let stack: string;
+const open: SourceMaps[] = [];
+const maps = (enabled = true, waitMs = 1500): SourceMaps => {
+  const m = new SourceMaps({ enabled, waitMs, limits: LIMITS });
+  open.push(m);
+  return m;
+};
+beforeAll(async () => {
+  s = await devServer();
+  const f = await s.frames('/app.js');
+  stack = ['Error: empty cart', ...f.thrown.map((x) => `    at ${x.url}:${x.line}:${x.column}`)].join('\n');
+});
+afterAll(async () => {
+  await Promise.all(open.map((m) => m.close()));
+  await s.close();
+});
+
+describe('SourceMaps (main side, real worker)', () => {
+  it('settle waits for the map, then lookup answers synchronously: the top frame first, the rest in order', async () => {
+    const m = maps();
+    const rec = { stack, url: `${s.base}/cart` };
+    expect(m.lookup(rec)).toBeUndefined();
+    await m.settle([rec]);
+    const r = m.lookup(rec)!;
+    expect(r.top).toBe(0);
+    expect(r.frames[0]!.to).toEqual({ file: 'src/cart.ts', line: THROW_LINE, column: 11, code: "throw new Error('empty cart');" });
+    expect(r.frames[1]!.to).toMatchObject({ file: 'src/main.ts' });
+    expect(m.stats()).toMatchObject({ enabled: true, worker: true, maps: 1 });
+  });
+
+  it('warm returns at once and the position arrives in the background; a console call site resolves too', async () => {
+    const m = maps();
+    const f = await s.frames('/n20.js', s.app.js.replace('sourceMappingURL=app.js.map', 'sourceMappingURL=/app.js.map'));
+    const rec = { source: `audit (${f.logged[0]!.url}:${f.logged[0]!.line}:${f.logged[0]!.column})`, url: `${s.base}/` };
+    const t0 = performance.now();
+    m.warm(rec);
+    expect(performance.now() - t0).toBeLessThan(50);
+    const r = await waitFor('the console call site resolved', () => m.lookup(rec));
+    expect(r.frames[0]!.to).toMatchObject({ file: 'src/cart.ts', line: 9 });
+  });
+
+  it('settle gives up at its bound when the dev server does not answer; nothing resolved, nothing thrown', async () => {
+    const m = maps(true, 200);
+    const rec = { stack: 'Error: x\n    at f (' + `${s.base}/slow.js:1:10)`, url: `${s.base}/` };
+    const t0 = Date.now();
+    await m.settle([rec]);
+    expect(Date.now() - t0).toBeLessThan(1500);
+    expect(m.lookup(rec)).toBeUndefined();
+  });
+
+  it('a frame that cannot be resolved stays as it is: no map, a public host, a non-http frame', async () => {
+    const m = maps();
+    const recs = [
+      { stack: `Error\n    at f (${s.base}/nomap.js:1:5)`, url: `${s.base}/` },
+      { stack: 'Error\n    at f (https://cdn.example.com/app.js:1:5)', url: 'https://cdn.example.com/' },
+      { stack: 'Error\n    at f (<anonymous>)\n    at chrome-extension://abc/inject.js:1:1' },
+    ];
+    await m.settle(recs);
+    for (const r of recs) expect(m.lookup(r)).toBeUndefined();
+    expect(s.hits.get('/nomap.js')).toBe(1);
+  });
+
+  it('off: nothing is fetched and nothing resolved is shown; on again: resolved afresh', async () => {
+    const m = maps(false);
+    const rec = { stack: stack.replaceAll('/app.js', '/n21.js'), url: `${s.base}/` };
+    await m.settle([rec]);
+    m.warm(rec);
+    expect(m.lookup(rec)).toBeUndefined();
+    expect(s.hits.get('/n21.js')).toBeUndefined();
+    expect(m.stats()).toMatchObject({ enabled: false, worker: false });
+    m.setEnabled(true);
+    await m.settle([rec]);
+    expect(m.lookup(rec)!.frames[0]!.to?.file).toBe('src/cart.ts');
+    m.setEnabled(false);
+    expect(m.lookup(rec)).toBeUndefined();
+  });
+});
