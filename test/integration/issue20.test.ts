@@ -169,7 +169,7 @@ describe('item 10: what the agent and the user are told', () => {
     const tools = (await c.listTools()).tools;
     const configure = tools.find((t) => t.name === 'configure')!;
     const actions = (configure.inputSchema.properties as Record<string, { enum: string[] }>).action!.enum;
-    expect(actions).toHaveLength(8);
+    expect(actions).toHaveLength(9);
     for (const a of actions) expect(configure.description).toContain(a);
     const guide = ((await c.readResource({ uri: 'gasoline://guide' })).contents[0] as { text: string }).text;
     expect(guide).toContain('- redaction — redaction_action list|add|remove|test');
