@@ -29,6 +29,8 @@ Usage:
                            gasoline install --help)
   gasoline doctor          check node, the port, the daemon, the extension, the state dir's
                            modes and the redaction rules; each failure names its fix
+  gasoline export har      the daemon's captured traffic as a HAR 1.2 file (--out FILE, --url,
+                           --since CHECKPOINT|TIME, --tab, --limit; see gasoline export --help)
 
 Options (each also settable by environment variable):
   --port N                 port on 127.0.0.1 (GASOLINE_PORT, default 7890)
@@ -60,7 +62,8 @@ Exit codes: 0 ok, 1 fatal, 2 invalid configuration or usage, 3 port in use (--se
 its answers say so), 4 state directory not ours (another user owns it, or its modes cannot be set
 to 0700/0600), 5 no daemon (--connect with nothing on the port; --stop and --status with nothing
 or something that is not gasoline on it). gasoline doctor exits 0 when every check passes, 1
-otherwise; gasoline install exits 2 for an unknown client, 1 when the file cannot be changed.
+otherwise; gasoline install exits 2 for an unknown client, 1 when the file cannot be changed;
+gasoline export exits 5 when no daemon runs, 1 when the export fails.
 `;
 
 export interface ParsedCli {
@@ -129,6 +132,10 @@ export async function main(argv = process.argv.slice(2), early: EarlyStdio | nul
   if (sub === 'doctor') {
     const { runDoctor } = await import('./doctor/index.js');
     process.exit(await runDoctor(argv.slice(1)));
+  }
+  if (sub === 'export') {
+    const { runExport } = await import('./bridge/export-har.js');
+    process.exit(await runExport(argv.slice(1)));
   }
   let parsed: ParsedCli;
   try {

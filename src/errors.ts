@@ -67,6 +67,7 @@ export const ERRORS = {
   bad_cursor: { http: 400, wsClose: 0, summary: 'cursor was not handed out by this kind of result' },
   scan_busy: { http: 503, wsClose: 0, summary: 'too many reads are waiting for the scan worker' },
   scan_failed: { http: 500, wsClose: 0, summary: 'the scan worker crashed or did not answer in time; the read can be repeated' },
+  write_failed: { http: 500, wsClose: 0, summary: 'a file the tool writes (a HAR export) could not be written: the folder or the disk refused it' },
   // --- on-demand commands (server → extension → result)
   no_extension: { http: 503, wsClose: 0, summary: 'no extension connected to run the command' },
   extension_unverified: { http: 503, wsClose: 0, summary: 'a producer says it is the extension but did not connect with its Origin; no command is sent to it' },

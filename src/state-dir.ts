@@ -6,6 +6,7 @@
  * follows every creation, and startup repairs what an older version or a loose umask left.
  */
 import { chmodSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
+import { chmod, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 export const DIR_MODE = 0o700;
@@ -48,6 +49,20 @@ export function writePrivateFile(path: string, data: string): void {
     renameSync(tmp, path);
   } catch (e) {
     rmSync(tmp, { force: true });
+    throw e;
+  }
+}
+
+/** writePrivateFile off the event loop: for large files written on main (a HAR export holds up to 32 MiB). */
+export async function writePrivateFileAsync(path: string, data: string): Promise<void> {
+  const tmp = `${path}.${process.pid}.tmp`;
+  await rm(tmp, { force: true });
+  try {
+    await writeFile(tmp, data, { mode: FILE_MODE, flag: 'wx' });
+    await chmod(tmp, FILE_MODE);
+    await rename(tmp, path);
+  } catch (e) {
+    await rm(tmp, { force: true });
     throw e;
   }
 }

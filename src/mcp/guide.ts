@@ -131,6 +131,16 @@ from the user's.
   only); test text shows what the rules leave of it.
 - source_maps — value "on" | "off" (no value: status): original positions in stacks (see Source-mapped stacks).
 - streaming — see Alerts below.
+- export_har — writes the captured requests (fetch/XHR with duration and sizes; headers and bodies
+  where body capture caught them; the page document with its security headers) to a HAR 1.2 file
+  that devtools and proxies open. All buffered by default; name (one of your checkpoints, or an ISO
+  time) exports what came after it; url_filter (URL substring), tab_ids and your tab filter narrow
+  it; limit (default 1000, ≤ 5000) keeps the newest entries; the file is ≤ 32 MiB (newest first).
+  Noise rules hide nothing from it. path: absolute, ending in .har, its folder must exist; left
+  out, \`<state dir>/exports/\`. Written 0600, redacted again by the rules in force. The answer:
+  {path, entries, bytes, truncated, dropped}. Only the total time of a request is known (HAR
+  "wait"; other phases -1); binary bodies are never captured (a comment says their size).
+  People run the same thing as \`gasoline export har --out FILE\`.
 
 ## Alerts (nothing to ask for)
 - What broke shows up by itself: observe appends a second block \`--- ALERTS (n) ---\` with every alert

@@ -124,7 +124,7 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
   mcp.registerTool(
     'configure',
     TOOLS.configure,
-    timed('configure', (a) => guard(() => configure(ctx(), { mcpHealth: o.mcpHealth ?? (() => ({ client_id: clientId })), stream: alerts.stream }, a))),
+    timed('configure', (a) => guard(() => configure(ctx(), { mcpHealth: o.mcpHealth ?? (() => ({ client_id: clientId })), stateDir: o.config.state_dir, stream: alerts.stream }, a))),
   );
   mcp.registerTool('interact', TOOLS.interact, timed('interact', (a) => guard(() => interact(ctx(), a))));
   return {

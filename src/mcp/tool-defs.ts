@@ -23,7 +23,7 @@ export const ObserveInput = {
   budget: z.number().int().min(1000).max(60_000).optional().describe('max chars, default 8000; the rest by cursor'),
   from: z.enum(['new', 'start']).optional().describe('new (default): unread by you; start: all buffered'),
   after: z.string().max(200).optional().describe('cursor from a previous result: continue forward'),
-  before: z.string().max(200).optional().describe('cursor: the records just before it (page back)'),
+  before: z.string().max(200).optional().describe('cursor: the records before it'),
   url: z.string().max(500).optional().describe('url substring'),
   contains: z.string().max(500).optional().describe('text substring'),
   tab_id: z.number().int().optional(),
@@ -33,7 +33,7 @@ export const ObserveInput = {
   status_max: z.number().int().optional().describe('network'),
   connection_id: z.string().max(200).optional().describe('websocket_events'),
   direction: z.enum(['incoming', 'outgoing']).optional().describe('websocket_events'),
-  window_s: z.number().min(1).max(120).optional().describe('error_bundles: seconds before each error, default 5'),
+  window_s: z.number().min(1).max(120).optional().describe('error_bundles: seconds before, default 5'),
   query_id: z.string().max(64).optional().describe('command_result'),
 };
 
@@ -58,7 +58,7 @@ export const AnalyzeInput = {
 };
 
 export const ConfigureInput = {
-  action: z.enum(['health', 'clear', 'checkpoint', 'noise_rule', 'store', 'redaction', 'streaming', 'tab_filter', 'source_maps']),
+  action: z.enum(['health', 'clear', 'checkpoint', 'noise_rule', 'store', 'redaction', 'streaming', 'tab_filter', 'source_maps', 'export_har']),
   scope: z.enum(['mine', 'all', 'global']).optional().describe('clear: mine | all (empties shared buffers!); noise_rule, tab_filter: see guide'),
   checkpoint_action: z.enum(['create', 'list', 'delete']).optional(),
   noise_action: z.enum(['add', 'remove', 'list']).optional(),
@@ -79,6 +79,10 @@ export const ConfigureInput = {
   severity_min: z.enum(['info', 'warning', 'error']).optional().describe('streaming: default warning'),
   key: z.string().min(1).max(200).optional(),
   value: z.string().max(65_536).optional(),
+  // export_har (the guide says the rest; every character here is paid on every agent turn): name is
+  // the checkpoint (or time) to export from, url_filter and tab_ids filter; path is bounded in code
+  path: z.string().optional(),
+  limit: z.number().int().min(1).max(5000).optional(),
 };
 
 export const InteractInput = {
@@ -100,7 +104,7 @@ export const TOOLS = {
     description: 'Conclusions: error_clusters, performance, changes, security; live page via the extension: dom, page_info, accessibility.',
     inputSchema: AnalyzeInput,
   },
-  configure: { description: 'Actions: health, clear, checkpoint, noise_rule, store, redaction, streaming, tab_filter, source_maps. See gasoline://guide.', inputSchema: ConfigureInput },
+  configure: { description: 'Actions: health, clear, checkpoint, noise_rule, store, redaction, streaming, tab_filter, source_maps, export_har. See gasoline://guide.', inputSchema: ConfigureInput },
   interact: { description: 'Drive the page (needs "Allow agent control" in the extension popup). See gasoline://guide.', inputSchema: InteractInput },
 } as const;
 

@@ -25,3 +25,5 @@ export { failingEndpoints } from './failing.js';
 export { compileTabPattern, headerOnly, inScope, MAX_TAB_PATTERN, pageUrlOf, type TabScope } from './tab-scope.js';
 export { recentTabPages } from './tab-pages.js';
 export { DOCUMENT_HEADERS, securityFindings, securityReport, type CookieSeen, type DocumentHeaders, type FindingSeverity, type SecurityFinding, type SecurityReport } from './security.js';
+export { buildHar, type HarCaps, type HarDropped, type HarFile, type HarOptions } from './har.js';
+export { readHarRecords, type HarReadSpec, type HarRecords } from './har-read.js';

@@ -169,8 +169,8 @@ describe('item 10: what the agent and the user are told', () => {
     const tools = (await c.listTools()).tools;
     const configure = tools.find((t) => t.name === 'configure')!;
     const actions = (configure.inputSchema.properties as Record<string, { enum: string[] }>).action!.enum;
-    // 9 since issue 21 item 4 (source_maps)
-    expect(actions).toHaveLength(9);
+    // 10 since issue 21 items 4 (source_maps) and 5 (export_har)
+    expect(actions).toHaveLength(10);
     for (const a of actions) expect(configure.description).toContain(a);
     const guide = ((await c.readResource({ uri: 'gasoline://guide' })).contents[0] as { text: string }).text;
     expect(guide).toContain('- redaction — redaction_action list|add|remove|test');

@@ -1,7 +1,7 @@
 /**
  * configure: health, clearing (the caller's cursors, or — destructive — the shared buffers),
- * checkpoints, noise rules (own or global), the tab filter, a small per-client key/value store and
- * the source-map switch.
+ * checkpoints, noise rules (own or global), the tab filter, a small per-client key/value store, the
+ * source-map switch and the HAR export (./export-har.ts).
  */
 import type { z } from 'zod';
 import { KINDS, KIND_COUNT } from '../../domain/kinds.js';
@@ -11,12 +11,15 @@ import { RedactionConfigError } from '../../domain/redaction/index.js';
 import { noIngest, type ToolContext, type ToolResult } from './context.js';
 import type { StreamState } from '../../domain/streaming/stream-state.js';
 import { saveStreaming } from './streaming-saved.js';
+import { exportHar } from './export-har.js';
 import type { ConfigureInput } from '../tool-defs.js';
 
 type Args = { [K in keyof typeof ConfigureInput]: z.infer<(typeof ConfigureInput)[K]> };
 
 export interface ConfigureDeps {
   mcpHealth: () => Record<string, unknown>;
+  /** where an export without a path goes (<state dir>/exports/) */
+  stateDir: string;
   stream?: StreamState;
 }
 
@@ -40,6 +43,8 @@ export async function configure(ctx: ToolContext, deps: ConfigureDeps, a: Args):
       return streaming(ctx, deps, a);
     case 'source_maps':
       return sourceMaps(ctx, a);
+    case 'export_har':
+      return exportHar(ctx, deps.stateDir, a);
   }
 }
 
