@@ -11,7 +11,7 @@
  *            daemon at that rate), HTTP routes 3 s each, POST /logs vs the Go reference 5 s
  *            each; issue 22's references: push_ref (150 push samples against the plain reference
  *            server, after floor) and ingest_ref (closed-loop ingest, reference and Gasoline in
- *            2 alternating rounds of 3 s) — the `pnpm bench` gate, ≤ 6 min with micro
+ *            3 alternating rounds of 3 s) — the `pnpm bench` gate, ≤ 6 min with micro
  *   full     the same shapes at 60 s (saturate steps 10 s, HTTP 10 s, 100 warm + 10 cold spawns)
  *            idle_rss: a daemon's RSS after 30 s idle, at start and after a 3 s burst
  *            (issue 17's elastic pool; `--threads N` sets the pool's max, e.g. a 16-core config)
@@ -298,7 +298,7 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteOutput> {
   // issue 22: ingest throughput against the plain reference server, rounds interleaved
   if (d.ingestRef) {
     await step('ingest_ref', async () => {
-      const r = await runIngestVsReference({ root: o.root, ports: freePort, rounds: 2, roundMs: d.ingestRef, serverThreads: 2 });
+      const r = await runIngestVsReference({ root: o.root, ports: freePort, rounds: 3, roundMs: d.ingestRef, serverThreads: 2 });
       out.results.ingest_ref = r;
       f['ingest_ref.gasoline_events_per_s'] = Math.round(r.gasoline_events_per_s.reduce((a, b) => a + b, 0) / r.rounds);
       f['ingest_ref.reference_events_per_s'] = Math.round(r.reference_events_per_s.reduce((a, b) => a + b, 0) / r.rounds);
