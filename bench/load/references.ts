@@ -7,7 +7,8 @@
  *   ingest: closed-loop WebSocket throughput, Gasoline (2 workers) ÷ the reference, alternating
  *           rounds, the medians' ratio;
  *   push:   send → notification line on stdout, sequential samples like the push probe's, against
- *           the reference; the floor profile's push percentiles are divided by these.
+ *           the reference, in the same seconds as the floor profile's; its push percentiles are
+ *           divided by these.
  */
 import { createInterface } from 'node:readline';
 import { performance } from 'node:perf_hooks';
@@ -81,7 +82,7 @@ const packr = new Packr({ useRecords: true });
  * The push probe's shape without MCP: one frame holding one 5xx network record with a unique URL,
  * stamped at send; the sample ends when the reference's stdout line naming that URL is read.
  */
-export async function runPushReference(o: { port: number; samples: number; intervalMs: number; timeoutMs?: number }): Promise<PushRefResult> {
+export async function runPushReference(o: { port: number; durationMs: number; intervalMs: number; timeoutMs?: number }): Promise<PushRefResult> {
   const srv = await startServer({ kind: 'reference', port: o.port });
   const timeoutMs = o.timeoutMs ?? 2000;
   const ws = new WebSocket(`ws://127.0.0.1:${o.port}/ws`, { perMessageDeflate: false });
@@ -103,7 +104,8 @@ export async function runPushReference(o: { port: number; samples: number; inter
     });
     const h = newHistogram();
     let missed = 0;
-    for (let i = 0; i < o.samples; i++) {
+    let i = 0;
+    for (const end = performance.now() + o.durationMs; performance.now() < end; i++) {
       const token = `probe-ref-${i}`;
       const arrived = new Promise<number | null>((resolve) => {
         const t = setTimeout(() => {
@@ -124,7 +126,7 @@ export async function runPushReference(o: { port: number; samples: number; inter
       await new Promise((r) => setTimeout(r, o.intervalMs));
     }
     lines.close();
-    return { samples: o.samples, missed, push_latency: percentiles(h) };
+    return { samples: i, missed, push_latency: percentiles(h) };
   } finally {
     ws.terminate();
     await srv.stop();

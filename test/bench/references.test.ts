@@ -56,10 +56,10 @@ describe('the reference server', () => {
 
 describe('the push reference', () => {
   it('times each probe from send to its stdout line', async () => {
-    const r = await runPushReference({ port: await freePort(), samples: 10, intervalMs: 5 });
-    expect(r.samples).toBe(10);
+    const r = await runPushReference({ port: await freePort(), durationMs: 300, intervalMs: 5 });
+    expect(r.samples).toBeGreaterThanOrEqual(10);
     expect(r.missed).toBe(0);
-    expect(r.push_latency.count).toBe(10);
+    expect(r.push_latency.count).toBe(r.samples);
     expect(r.push_latency.p50_ms).toBeGreaterThan(0);
   });
 });
