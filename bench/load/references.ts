@@ -40,6 +40,8 @@ export interface IngestRefResult {
    */
   cpu_cost_ratio: number;
   gasoline_verified: boolean;
+  /** each Gasoline round's accounting, so a failed check says which */
+  gasoline_checks: Array<{ verification: WsLoadResult['verification']; unacked: number; nacks: Record<string, number>; closes: Record<string, number>; resends: number }>;
 }
 
 /** Alternating closed-loop rounds: reference, Gasoline, reference, Gasoline, … */
@@ -64,6 +66,7 @@ export async function runIngestVsReference(o: { root: string; ports: () => Promi
     reference_events_per_s: re,
     ratio: ref > 0 ? Math.round((median(ge) / ref) * 1000) / 1000 : 0,
     gasoline_verified: g.every((x) => x.verification?.ok === true),
+    gasoline_checks: g.map((x) => ({ verification: x.verification, unacked: x.unacked, nacks: x.nacks, closes: x.closes, resends: x.resends })),
     gasoline_cpu_us_per_event: gc,
     reference_cpu_us_per_event: rc,
     cpu_cost_ratio: median(rc) > 0 ? Math.round((median(gc) / median(rc)) * 100) / 100 : 0,
