@@ -21,6 +21,7 @@ import { restoreStreaming } from './tools/streaming-saved.js';
 import { createMcpShell, TOOLS } from './tool-defs.js';
 import type { McpPort } from './port.js';
 import { timedTool, type OnCall } from './call-hook.js';
+import type { SessionRecord, SessionTransport } from '../clients/sessions.js';
 
 export interface ToolServerOptions {
   /** the app behind the tools */
@@ -37,10 +38,14 @@ export interface ToolServerOptions {
   onCall?: OnCall;
   /** a line the transport adds to the next answer (e.g. notifications it had to drop); '' = none */
   notes?: () => string;
+  /** what carries this session (the session table lists it); default stdio */
+  transport?: SessionTransport;
 }
 
 export interface ToolServer {
   mcp: McpServer;
+  /** this session's row in the session table: the transport marks it degraded or ready */
+  session: SessionRecord;
   alerts: AlertDelivery;
   /** detaches from the alert source and stops streaming timers */
   close(): void;
@@ -51,7 +56,8 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
   const mcp = createMcpShell();
   const { port, clientId } = o;
   // counted by the registry while it lasts; throws client_limit before anything is built
-  const session = port.openSession(clientId);
+  const session = port.openSession(clientId, o.transport ?? 'stdio');
+  const record = session.record;
   // Egress: every answer passes the same rule set the workers applied at ingest.
   const redact = (s: string): string => port.egress().redactText(s);
   const text = (s: string): ToolResult => ({ content: [{ type: 'text', text: redact(s) }] });
@@ -62,6 +68,7 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
     client: port.client(clientId),
     clientId,
     commandWaitMs: o.config.commands.wait_ms,
+    ...(record.clientName ? { clientName: record.clientName } : {}),
     producers: () => port.producers(),
     alerts: alerts.pendingSource,
     text,
@@ -83,6 +90,8 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
   // its first initialize restores it. A later initialize in the same session starts over (off).
   let initialized = false;
   mcp.server.oninitialized = () => {
+    const info = mcp.server.getClientVersion();
+    record.setClientName(info?.name, info?.version);
     alerts.stream.reset();
     const client = port.client(clientId);
     if (!initialized) restoreStreaming(alerts.stream, client);
@@ -90,7 +99,11 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
     initialized = true;
   };
   const hook = { clientId, onCall: o.onCall ?? (port.observer && ((c) => port.observer?.call(c))), redact: (v: unknown) => port.egress().redactValue(v) };
-  const timed = <A>(tool: string, fn: (a: A) => Promise<ToolResult>) => timedTool(hook, tool, fn);
+  const timed = <A>(tool: string, fn: (a: A) => Promise<ToolResult>) =>
+    timedTool(hook, tool, (a: A) => {
+      record.touch();
+      return fn(a);
+    });
   // what rides along on every answer: the pending-alerts note, then the transport's own
   const note = (): string => [alerts.note(), o.notes?.() ?? ''].filter(Boolean).join('\n');
   const append = (r: ToolResult, extra: string): ToolResult => (extra ? { ...r, content: [...r.content, { type: 'text', text: redact(extra) }] } : r);
@@ -130,6 +143,7 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
   return {
     mcp,
     alerts,
+    session: record,
     close: () => {
       alerts.close();
       session.close();
