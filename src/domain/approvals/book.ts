@@ -20,7 +20,7 @@
  * replay is told apart from an id that never existed.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { gasolineError } from '../../errors.js';
+import { gasolineError, type ErrorCode } from '../../errors.js';
 import type { ActionClass } from '../actions/classes.js';
 
 export const APPROVAL_POLICIES = ['ask', 'allow', 'deny'] as const;
@@ -63,7 +63,8 @@ export interface ApprovalRequest {
   tokenExpiresAt: number;
   /** resolves when the user decided or the request failed: a call may wait on it */
   readonly settled: Promise<void>;
-  failure?: { code: 'approval_expired' | 'no_extension' | 'agent_control_off' | 'approval_denied'; message: string };
+  /** why no decision came: approval_expired, or the command's own code (agent_control_off, no_extension, command_failed…) */
+  failure?: { code: ErrorCode; message: string };
 }
 
 export type Admission =
@@ -137,7 +138,7 @@ export class ApprovalBook {
   /** The user's decision. `tab` is the tab the extension showed when the call named none. */
   decide(id: string, d: Decision, tab?: number): void {
     const r = this.requests.get(id);
-    if (!r || r.state !== 'pending') return;
+    if (r?.state !== 'pending') return;
     this.wake(id);
     if (d.kind === 'deny') {
       r.state = 'denied';
@@ -162,7 +163,7 @@ export class ApprovalBook {
   /** No decision will come: the extension went away, refused to ask, or the request outlived its deadline. */
   fail(id: string, failure: NonNullable<ApprovalRequest['failure']>): void {
     const r = this.requests.get(id);
-    if (!r || r.state !== 'pending') return;
+    if (r?.state !== 'pending') return;
     this.wake(id);
     r.state = failure.code === 'approval_expired' ? 'expired' : 'failed';
     if (r.state === 'expired') this.stats.expired++;
@@ -229,7 +230,7 @@ export class ApprovalBook {
     }
   }
 
-  private refuse(code: Parameters<typeof gasolineError>[0], message: string): Error {
+  private refuse(code: ErrorCode, message: string): Error {
     this.stats.refused[code] = (this.stats.refused[code] ?? 0) + 1;
     return gasolineError(code, message);
   }

@@ -80,15 +80,11 @@ function ask(ctx: ToolContext, book: ApprovalBook, req: ApprovalRequest, cls: Ac
 
 /** The extension's answer → the book. Only a trusted producer's own answer is a decision. */
 function settle(book: ApprovalBook, req: ApprovalRequest, q: Query, o: Outcome | null): void {
-  if (!o || !o.ok) {
-    const code = o?.code === 'agent_control_off' ? 'agent_control_off' : o?.code === 'command_timeout' || !o ? 'approval_expired' : 'no_extension';
-    const message =
-      code === 'agent_control_off'
-        ? (o as { message: string }).message
-        : code === 'approval_expired'
-          ? `nobody decided on ${req.scope.label} in the browser before the request lapsed; make the call again to ask again`
-          : `no decision on ${req.scope.label}: ${o && !o.ok ? o.message : 'the extension did not answer'}`;
-    book.fail(req.id, { code, message });
+  if (!o?.ok) {
+    // the deadline passing is the request expiring; any other failure keeps its own code and words
+    // (agent_control_off: the master switch; command_failed: no tracked tab; extension_disconnected)
+    const lapsed = !o || o.code === 'command_timeout';
+    book.fail(req.id, lapsed ? { code: 'approval_expired', message: `nobody decided on ${req.scope.label} in the browser before the request lapsed; make the call again to ask again` } : { code: o.code, message: o.message });
     return;
   }
   if (!q.answered || !isTrustedProducer(q.producer)) {

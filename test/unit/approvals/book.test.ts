@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ApprovalBook, fingerprint, type ApprovalScope, type ApprovalSettings } from '../../../src/domain/approvals/book.js';
-import { GasolineError } from '../../../src/errors.js';
+import type { GasolineError } from '../../../src/errors.js';
 
 function setup(over: Partial<ApprovalSettings> = {}) {
   let t = 1_000_000;
