@@ -61,6 +61,15 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
   // Egress: every answer passes the same rule set the workers applied at ingest.
   const redact = (s: string): string => port.egress().redactText(s);
   const text = (s: string): ToolResult => ({ content: [{ type: 'text', text: redact(s) }] });
+  // the name the client gave in initialize: read when first needed, since a standalone's first
+  // initialize may be answered early (early-stdio.ts) and the SDK's own hooks then run differently
+  const clientName = (): string | null => {
+    if (record.clientName === null) {
+      const info = mcp.server.getClientVersion();
+      record.setClientName(info?.name, info?.version);
+    }
+    return record.clientName;
+  };
   const ctx = (): ToolContext => ({
     reader: () => port.reader(),
     fold: (q) => port.fold(q),
@@ -68,7 +77,7 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
     client: port.client(clientId),
     clientId,
     commandWaitMs: o.config.commands.wait_ms,
-    ...(record.clientName ? { clientName: record.clientName } : {}),
+    ...(clientName() ? { clientName: clientName()! } : {}),
     producers: () => port.producers(),
     alerts: alerts.pendingSource,
     text,
