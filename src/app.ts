@@ -147,7 +147,7 @@ export async function startApp(o: AppOptions): Promise<App> {
       o.onProducerChange?.(event, p);
     },
   });
-  const router = new CommandRouter({ route: () => edge.ws.commandRoute(), send: (id, f) => edge.ws.sendTo(id, f) }, { maxPending: config.commands.max_pending });
+  const router = new CommandRouter({ route: () => edge.ws.commandRoute(), send: (id, f) => edge.ws.sendTo(id, f) }, { maxPending: config.commands.max_pending, maxKeptPerClient: config.sessions.results_per_client });
   const detect = new DetectState(pool.detectBuffers);
   const health = createHealth({ config, startedAt, reader, pool, scans, edge, commands: router, ci, alerts, clients, detect });
   const metrics: Metrics = new Metrics({ reader, pool, scans, stats: edge.stats, alerts, producerSessions: () => edge.ws.sessions.size });

@@ -24,7 +24,7 @@ export interface ProducerView {
 }
 
 /** Commands to the extension, each keyed by the client that asked; answers route back to it. */
-export type CommandPort = Pick<CommandRouter, 'start' | 'wait' | 'release' | 'get'>;
+export type CommandPort = Pick<CommandRouter, 'start' | 'wait' | 'release' | 'get' | 'unseen'>;
 
 /** The rule set in force, which configure({action:"redaction"}) lists, tests and edits. */
 export type RedactionRules = Pick<LiveRedaction, 'engine' | 'version' | 'add' | 'remove'>;

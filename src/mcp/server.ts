@@ -18,6 +18,7 @@ import { AlertDelivery, type Notify } from './alerts.js';
 import { interact } from './tools/interact.js';
 import { alertInScope } from './tools/tab-scope.js';
 import { restoreStreaming } from './tools/streaming-saved.js';
+import { unseenNote } from './tools/run-command.js';
 import { createMcpShell, TOOLS } from './tool-defs.js';
 import type { McpPort } from './port.js';
 import { timedTool, type OnCall } from './call-hook.js';
@@ -114,7 +115,10 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
       return fn(a);
     });
   // what rides along on every answer: the pending-alerts note, then the transport's own
-  const note = (): string => [alerts.note(), o.notes?.() ?? ''].filter(Boolean).join('\n');
+  // answers that finished while no call of this client waited (its session was lost, or it stopped
+  // waiting): said once per new set, on whichever session calls next
+  const told = { ids: '' };
+  const note = (): string => [alerts.note(), unseenNote({ port, clientId }, told), o.notes?.() ?? ''].filter(Boolean).join('\n');
   const append = (r: ToolResult, extra: string): ToolResult => (extra ? { ...r, content: [...r.content, { type: 'text', text: redact(extra) }] } : r);
   const guard = async (fn: () => ToolResult | Promise<ToolResult>): Promise<ToolResult> => {
     try {

@@ -79,7 +79,7 @@ describe.skipIf(!hasChromium)('approvals in real Chromium', () => {
     const p = await popup();
     const item = p.locator('#approval-list li');
     await item.first().waitFor({ timeout: 15_000 });
-    const text = await item.first().innerText();
+    const text = (await item.first().textContent()) ?? '';
     expect(text).toContain('e2e-agent 7 asks: interact click');
     expect(text).toContain('on #do-thing');
     expect(text).toMatch(/in tab \d+/);
@@ -101,7 +101,7 @@ describe.skipIf(!hasChromium)('approvals in real Chromium', () => {
     const p = await popup();
     const item = p.locator('#approval-list li').first();
     await item.waitFor({ timeout: 15_000 });
-    const text = await item.innerText();
+    const text = (await item.textContent()) ?? '';
     expect(text).toContain('typing 18 characters (not shown)');
     expect(text).not.toContain('secret-typed-words');
     await item.locator('button[name="deny"]').click();

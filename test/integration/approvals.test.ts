@@ -186,6 +186,28 @@ describe('approvals', () => {
 });
 
 describe('sessions', () => {
+  it('a result that arrives after its session is gone is handed to the next session of that client, once, by cursor', async () => {
+    const ext = await extension();
+    const first = await agent('resume-a', 200);
+    // read-only: no approval; the extension answers only after the asker stopped waiting and left
+    const r = await callTool(first, 'analyze', { target: 'page_info', tab_id: 1 });
+    expect(r.text).toMatch(/page_info still running/);
+    await first.close();
+    const cmd = await nextCmd(ext, 'page_info', 0);
+    ext.send({ t: 'result', id: cmd.id, status: 'complete', result: { url: 'http://127.0.0.1:3000/', title: 'Resumed', viewport: { width: 1, height: 1 }, scroll: { x: 0, y: 0 }, document_height: 1, forms: [], headings: [], counts: { links: 0, images: 0, interactive: 0, forms: 0 } } });
+    await waitFor('answered', () => server.commands.unseen('resume-a').length === 1);
+    const again = await agent('resume-a');
+    const told = await callTool(again, 'configure', { action: 'health' });
+    expect(told.text).toContain(`1 command result finished for you that no call has shown (page_info ${cmd.id})`);
+    // said once, not on every call
+    expect((await callTool(again, 'configure', { action: 'tab_filter' })).text).not.toContain('finished for you');
+    const got = await callTool(again, 'observe', { what: 'command_result' });
+    expect(got.text).toContain('"Resumed"');
+    expect((await callTool(again, 'observe', { what: 'command_result' })).text).toContain('no command results waiting for you');
+    // another client is never handed it
+    expect(server.commands.unseen('resume-b')).toEqual([]);
+  });
+
   it('lists every MCP session with transport, client, name and state; a closed one stays listed as closed', async () => {
     const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${server.port}/mcp`), { requestInit: { headers: { authorization: `Bearer ${server.token}`, 'x-gasoline-client': 'sess-bridge' } } });
     const bridge = new Client({ name: 'claude-code', version: '2.1' });
