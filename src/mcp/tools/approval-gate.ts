@@ -15,6 +15,7 @@ import { isTrustedProducer } from '../../clients/trusted-producer.js';
 import type { Outcome, Query } from '../../clients/commands.js';
 import { gasolineError } from '../../errors.js';
 import type { ToolContext } from './context.js';
+import { NO_SERVER } from './run-command.js';
 
 type Args = Readonly<Record<string, unknown>>;
 
@@ -47,12 +48,13 @@ export async function passGate(ctx: ToolContext, tool: 'interact' | 'configure',
 /** Sends the request to the extension; the decision lands in the book whenever it comes. */
 function ask(ctx: ToolContext, book: ApprovalBook, req: ApprovalRequest, cls: ActionClass, args: Args): ApprovalRequest {
   const router = ctx.port.commands;
-  const fail = (code: 'no_extension' | 'approval_expired', message: string): never => {
+  const fail = (code: 'no_ingest', message: string): never => {
     book.fail(req.id, { code, message });
     throw gasolineError(code, message);
   };
   const why = `${req.scope.label} is ${cls} and needs the user's approval in the browser`;
-  if (!router) return fail('no_extension', `${why}, but this server has no ingest, so no extension can connect. Or the user may set approvals.policy.${cls} to allow in the config file.`);
+  // no ingest: the same refusal every command gets (nothing could run it, approved or not)
+  if (!router) return fail('no_ingest', NO_SERVER);
   const ttl = book.settings.requestTtlMs;
   const params = {
     approval_id: req.id,

@@ -10,7 +10,7 @@ import { pageFlat, pageText } from '../render/page-text.js';
 import { gasolineError } from '../../errors.js';
 import type { ToolContext, ToolResult } from './context.js';
 
-const NO_SERVER = 'no browser commands: the ingest server is not running, so no extension can connect. Stop the other process on the port or set GASOLINE_PORT, then restart this MCP server.';
+export const NO_SERVER = 'no browser commands: the ingest server is not running, so no extension can connect. Stop the other process on the port or set GASOLINE_PORT, then restart this MCP server.';
 
 export async function runCommand(ctx: ToolContext, type: CommandType, params: Record<string, unknown>, opts: { deadlineMs?: number; tabId?: number | undefined } = {}): Promise<ToolResult> {
   const router = ctx.port.commands;
