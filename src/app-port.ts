@@ -6,6 +6,8 @@
 import type { Config } from './config.js';
 import { gasolineError } from './errors.js';
 import { ClientRegistry } from './clients/registry.js';
+import { SessionTable, type SessionTransport } from './clients/sessions.js';
+import { ApprovalBook } from './domain/approvals/book.js';
 import type { CommandRouter } from './clients/commands.js';
 import type { AlertHub } from './domain/alerts/hub.js';
 import type { CiResults } from './domain/ci-results.js';
@@ -28,6 +30,8 @@ export interface IngestParts {
   clients: ClientRegistry;
   observer: McpObserver;
   stacks: StackResolver;
+  sessions: SessionTable;
+  approvals: ApprovalBook;
 }
 
 export function ingestPort(p: IngestParts): McpPort {
@@ -48,22 +52,33 @@ export function ingestPort(p: IngestParts): McpPort {
     client: (id) => p.clients.get(id),
     observer: p.observer,
     stacks: p.stacks,
-    openSession: (id) => openSession(p.clients, id),
+    openSession: (id, transport) => openSession(p.clients, p.sessions, id, transport),
     peekClient: (id) => p.clients.peek(id),
+    approvals: p.approvals,
   };
 }
 
-function openSession(clients: ClientRegistry, id: string): ClientSession {
+function openSession(clients: ClientRegistry, table: SessionTable, id: string, transport: SessionTransport): ClientSession {
+  // throws client_limit before a row is made
   const state = clients.open(id);
+  const record = table.open(id, transport);
   let open = true;
   return {
     state,
+    record,
     close: () => {
       if (!open) return;
       open = false;
+      record.close();
       clients.close(id);
     },
   };
+}
+
+/** The app's approval book from the config's approvals section. */
+export function approvalBook(config: Readonly<Config>): ApprovalBook {
+  const a = config.approvals;
+  return new ApprovalBook({ policy: { ...a.policy }, watch: a.watch, tokenTtlMs: a.token_ttl_ms, requestTtlMs: a.request_ttl_ms });
 }
 
 /** Embedded mode with the port taken: every read says why there is no data and how to fix it. */
@@ -71,6 +86,7 @@ export function offlinePort(config: Readonly<Config>, reason: string, clients = 
   const why = `no browser data: the ingest server is not running (${reason}). Stop the other process on port ${config.port} or set GASOLINE_PORT, then restart this MCP server.`;
   // egress still applies the configured rules: nothing else redacts when no worker runs
   const engine = compileRedaction(config.redaction);
+  const sessions = new SessionTable({ closedTtlMs: config.sessions.closed_ttl_s * 1000 });
   return {
     reader: () => {
       throw gasolineError('no_ingest', why);
@@ -83,7 +99,9 @@ export function offlinePort(config: Readonly<Config>, reason: string, clients = 
     commands: null,
     alerts: null,
     client: (id) => clients.get(id),
-    openSession: (id) => openSession(clients, id),
+    openSession: (id, transport) => openSession(clients, sessions, id, transport),
     peekClient: (id) => clients.peek(id),
+    // with no extension to ask, an action that needs asking is refused with what to change
+    approvals: approvalBook(config),
   };
 }

@@ -18,7 +18,8 @@ import { CiResults, CiResultSchema, type CiResult } from './domain/ci-results.js
 import { HTTP_ROUTES, KINDS } from './domain/kinds.js';
 import type { LiveRedaction } from './domain/redaction/index.js';
 import { createHealth } from './health.js';
-import { ingestPort } from './app-port.js';
+import { approvalBook, ingestPort } from './app-port.js';
+import { SessionTable } from './clients/sessions.js';
 import { log } from './log.js';
 import type { McpObserver, McpPort } from './mcp/port.js';
 import { Metrics } from './metrics.js';
@@ -111,6 +112,10 @@ export async function startApp(o: AppOptions): Promise<App> {
   const thresholds = new ThresholdTracker();
   // one per daemon start: its rings are new, so ordinals saved by an earlier one are reset on load
   const clients = new ClientRegistry({ dir: config.state_dir, max: config.clients.max, ttlMs: config.clients.ttl_s * 1000 });
+  // every agent session, whatever carries it (stdio, a bridge's /mcp session): /health lists them
+  const sessionTable = new SessionTable({ closedTtlMs: config.sessions.closed_ttl_s * 1000 });
+  // who may run mutating and destructive actions: one book, every session's calls pass it
+  const approvals = approvalBook(config);
   // loaded only when bridges are served; the SDK's HTTP transport and the tool dispatcher behind the
   // door load on the first /mcp request (an idle daemon does not hold them)
   const httpMcp = o.mcpHttp ? await import('./mcp/http/index.js') : null;
@@ -142,7 +147,7 @@ export async function startApp(o: AppOptions): Promise<App> {
       o.onProducerChange?.(event, p);
     },
   });
-  const router = new CommandRouter({ route: () => edge.ws.commandRoute(), send: (id, f) => edge.ws.sendTo(id, f) }, { maxPending: config.commands.max_pending });
+  const router = new CommandRouter({ route: () => edge.ws.commandRoute(), send: (id, f) => edge.ws.sendTo(id, f) }, { maxPending: config.commands.max_pending, maxKeptPerClient: config.sessions.results_per_client });
   const detect = new DetectState(pool.detectBuffers);
   const health = createHealth({ config, startedAt, reader, pool, scans, edge, commands: router, ci, alerts, clients, detect });
   const metrics: Metrics = new Metrics({ reader, pool, scans, stats: edge.stats, alerts, producerSessions: () => edge.ws.sessions.size });
@@ -163,7 +168,23 @@ export async function startApp(o: AppOptions): Promise<App> {
     http: { routes: [...HTTP_ROUTES, '/ci-result', '/health', '/metrics'] },
     mcp: sessions ? { type: 'streamable-http', path: MCP_PATH, sessions: sessions.size } : { type: 'stdio' },
   });
-  const healthAll = (): Record<string, unknown> => ({ ...health(), pid: process.pid, transports: transports(), source_maps: stacks.stats(), ...(sessions ? { mcp_http: sessions.health() } : {}) });
+  const healthAll = (): Record<string, unknown> => ({
+    ...health(),
+    pid: process.pid,
+    transports: transports(),
+    source_maps: stacks.stats(),
+    ...(sessions ? { mcp_http: sessions.health() } : {}),
+    // egress like the rest of the report: a client's name is the client's own words
+    mcp_sessions: pool.redaction.engine.redactValue(sessionTable.list()),
+    approvals: approvalsHealth(),
+  });
+  const approvalsHealth = (): Record<string, unknown> => ({
+    policy: config.approvals.policy,
+    watch: config.approvals.watch,
+    pending: approvals.pendingCount(),
+    windows: approvals.activeWindows().map((w) => ({ client_id: w.clientId, action: w.label, tab: w.tab, until: new Date(w.until).toISOString() })),
+    ...approvals.stats,
+  });
 
   // worker alerts arrive through the alert ring; main never blocks on it (Atomics.waitAsync)
   const alertReader = new AlertRingReader(pool.alertRing);
@@ -189,7 +210,7 @@ export async function startApp(o: AppOptions): Promise<App> {
     throw e;
   }
 
-  const mcp = ingestPort({ reader, scans, ws: edge.ws, health: healthAll, redaction: pool.redaction, commands: router, alerts, ci, clients, observer, stacks });
+  const mcp = ingestPort({ reader, scans, ws: edge.ws, health: healthAll, redaction: pool.redaction, commands: router, alerts, ci, clients, observer, stacks, sessions: sessionTable, approvals });
   let token: string | null = null;
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {

@@ -10,6 +10,7 @@ import { defaultStateDir, LOG_LEVELS, parseDuration } from './cli-options.js';
 import { CLIENT_ID_RE } from './daemon/contract.js';
 import { EXTENSION_ORIGIN } from './domain/extension-id.js';
 import { compileRedaction, RedactionConfigSchema } from './domain/redaction/index.js';
+import { APPROVAL_POLICIES } from './domain/approvals/book.js';
 
 const MiB = 1024 * 1024;
 const KiB = 1024;
@@ -159,6 +160,40 @@ export const SourceMapsSchema = z
 export const MODES = ['bridge', 'connect', 'server', 'standalone', 'stop', 'status'] as const;
 export type Mode = (typeof MODES)[number];
 
+const approvalPolicy = z.enum(APPROVAL_POLICIES);
+
+/**
+ * Approvals (issue 19 item 4; docs/ARCHITECTURE.md §10): which classes of tool action
+ * (src/domain/actions/classes.ts) ask the user in the browser first. ask: each call waits for a
+ * decision in the extension (popup or notification); allow: runs as before approvals existed (the
+ * popup's "Allow agent control" switch still gates interact); deny: never runs. Only the config
+ * file (or a flag) sets this: no environment variable, since an agent can set those for the
+ * process it starts.
+ */
+export const ApprovalsSchema = z
+  .object({
+    policy: z
+      .object({ mutating: approvalPolicy.default('ask'), destructive: approvalPolicy.default('ask') })
+      .strict()
+      .default({ mutating: 'ask', destructive: 'ask' }),
+    /** watch mode: the agent observes; no mutating or destructive action runs, approved or not */
+    watch: z.boolean().default(false),
+    /** an approval not used within this long expires (single use) */
+    token_ttl_ms: z.number().int().min(1000).max(600_000).default(60_000),
+    /** how long a request stays open in the browser for the user to decide */
+    request_ttl_ms: z.number().int().min(1000).max(600_000).default(120_000),
+  })
+  .strict();
+
+/** The MCP session table (src/clients/sessions.ts): closed sessions stay listed this long. */
+export const SessionsSchema = z
+  .object({
+    closed_ttl_s: z.number().int().min(0).max(86_400).default(600),
+    /** command results that finished after their asker's wait, kept per client for its next call */
+    results_per_client: z.number().int().min(1).max(256).default(16),
+  })
+  .strict();
+
 export const ClientsSchema = z
   .object({
     /** client identities the daemon keeps at once */
@@ -175,6 +210,8 @@ export const ConfigSchema = z
     /** the client a bridge (or standalone) speaks for; else derived from the working directory */
     client_id: z.string().regex(CLIENT_ID_RE, 'letters, digits, . _ - only, 1 to 64 of them').optional(),
     clients: ClientsSchema.default(ClientsSchema.parse({})),
+    approvals: ApprovalsSchema.default(ApprovalsSchema.parse({})),
+    sessions: SessionsSchema.default(SessionsSchema.parse({})),
     state_dir: z.string().min(1).default(defaultStateDir()),
     allowed_origins: z.array(z.string().min(1)).default([EXTENSION_ORIGIN]),
     rings: RingsSchema.default(RingsSchema.parse({})),

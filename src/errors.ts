@@ -81,6 +81,14 @@ export const ERRORS = {
   unknown_query: { http: 404, wsClose: 0, summary: 'no such query for this client' },
   agent_control_off: { http: 403, wsClose: 0, summary: 'agent control is disabled in the extension popup' },
   extension_disconnected: { http: 503, wsClose: 0, summary: 'the extension disconnected before answering' },
+  // --- approvals (issue 19: mutating and destructive actions ask the user in the browser)
+  approval_required: { http: 202, wsClose: 0, summary: "the action needs the user's approval in the browser; the answer names an approval_id to poll with (the same call plus approval_id)" },
+  approval_denied: { http: 403, wsClose: 0, summary: 'the user denied the action' },
+  approval_expired: { http: 410, wsClose: 0, summary: 'the approval (or its request) expired before it was used: tokens live 60 s, requests until their deadline' },
+  approval_scope: { http: 403, wsClose: 0, summary: 'the approval was given for another action, tab, target or client; it covers only the exact call it was asked for' },
+  approval_replayed: { http: 409, wsClose: 0, summary: 'the approval was used already: each approval runs one call' },
+  approval_unknown: { http: 404, wsClose: 0, summary: 'no such approval: never issued, or long gone' },
+  action_blocked: { http: 403, wsClose: 0, summary: "the user's policy (approvals.policy deny, or approvals.watch) refuses this class of action; no approval lifts it" },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -67,6 +67,17 @@ export function formatStatus(h: Json): string[] {
     out.push(`bridge sessions: ${http.sessions}`);
     for (const s of http.list ?? []) out.push(`  ${Object.entries(s).map(([k, v]) => `${k} ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`).join(', ')}`);
   }
+  // the session table (issue 19 item 3): every agent session, its transport, name and state
+  const sessions = Array.isArray(h.mcp_sessions) ? (h.mcp_sessions as Json[]) : null;
+  if (sessions) {
+    out.push(`mcp sessions: ${sessions.filter((s) => s.state !== 'closed').length} open, ${sessions.length} listed`);
+    for (const s of sessions) {
+      const why = typeof s.degraded_reason === 'string' ? ` (${s.degraded_reason})` : '';
+      out.push(`  ${String(s.tag)} ${String(s.transport)} ${String(s.client_id)}${s.client_name ? ` "${String(s.client_name)}"` : ''}: ${String(s.state)}${why}, since ${String(s.created)}, last seen ${String(s.last_seen)}`);
+    }
+  }
+  const ap = h.approvals as { policy?: Json; watch?: boolean; pending?: number } | undefined;
+  if (ap?.policy) out.push(`approvals: ${Object.entries(ap.policy).map(([k, v]) => `${k} ${String(v)}`).join(', ')}${ap.watch ? ', WATCH MODE' : ''}; ${num(ap.pending)} waiting for the user`);
   const clients = Array.isArray(h.clients) ? (h.clients as Json[]) : [];
   out.push(`clients: ${clients.length}`);
   for (const c of clients) {

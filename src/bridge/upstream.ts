@@ -321,7 +321,8 @@ export function describe(found: Exclude<Found, { kind: 'ready' }>, port: number,
 export function gapNote(from: { pid: number | undefined; at: number }, pid: number | undefined, streaming: boolean): string {
   const since = new Date(from.at).toISOString();
   if (from.pid !== undefined && pid !== undefined && from.pid === pid) {
-    return `Note: the bridge's connection to the gasoline daemon broke at ${since} and was restored${streaming ? '; pushed alerts of the gap may be missing' : ''}. observe shows everything captured.`;
+    // the same daemon: a new MCP session of the same client, which keeps what is the client's
+    return `Note: the bridge's connection to the gasoline daemon broke at ${since} and a new session was opened (re-initialised)${streaming ? '; pushed alerts of the gap may be missing' : ''}. observe shows everything captured; query ids and approval ids you hold still work.`;
   }
-  return `Note: the gasoline daemon restarted (pid ${from.pid ?? '?'} → ${pid ?? '?'}) at ${since}: telemetry and alerts captured before are gone, so observe starts from the new daemon's data. Your checkpoints, noise rules, tab filter and store were restored${streaming ? ', and streaming is on again' : ''}.`;
+  return `Note: the gasoline daemon restarted (pid ${from.pid ?? '?'} → ${pid ?? '?'}) at ${since}: telemetry and alerts captured before are gone, so observe starts from the new daemon's data. Your checkpoints, noise rules, tab filter and store were restored${streaming ? ', and streaming is on again' : ''}; query ids and approval ids from before are gone: make those calls again.`;
 }

@@ -36,6 +36,8 @@ export interface Query {
   /** the outcome came from the producer's own `result` frame (not our deadline or its disconnect) */
   answered: boolean;
   finishedAt: number;
+  /** the outcome was handed to the client (in its call, or fetched): a resumed session is not told again */
+  seen: boolean;
 }
 
 export interface RouterOptions {
@@ -44,6 +46,8 @@ export interface RouterOptions {
   /** finished answers kept for observe({what:"command_result"}); each is at most max_frame */
   keepMs?: number;
   maxKept?: number;
+  /** finished answers kept per client (config sessions.results_per_client): one client cannot push out another's */
+  maxKeptPerClient?: number;
   /** how long past its deadline the server waits for the extension's own timeout answer */
   graceMs?: number;
 }
@@ -68,7 +72,7 @@ export class CommandRouter {
     private readonly link: CommandLink,
     opts: RouterOptions = {},
   ) {
-    this.o = { maxPending: 64, maxPendingPerClient: 16, keepMs: 5 * 60_000, maxKept: 32, graceMs: 1500, ...opts };
+    this.o = { maxPending: 64, maxPendingPerClient: 16, keepMs: 5 * 60_000, maxKept: 64, maxKeptPerClient: 16, graceMs: 1500, ...opts };
   }
 
   get pendingCount(): number {
@@ -93,7 +97,7 @@ export class CommandRouter {
     if (opts.tabId !== undefined) frame.tab_id = opts.tabId;
     if (!this.link.send(connId, frame)) return this.refuse('no_extension', NO_EXTENSION);
     this.stats.sent++;
-    const q: Query = { id, clientId, type, connId, producer, startedAt: Date.now(), outcome: null, answered: false, finishedAt: 0 };
+    const q: Query = { id, clientId, type, connId, producer, startedAt: Date.now(), outcome: null, answered: false, finishedAt: 0, seen: false };
     const timer = setTimeout(() => this.finish(id, { ok: false, code: 'command_timeout', message: `${type} got no answer from the extension within ${deadline} ms; is the tab busy or closed? retry, or check observe({what:"page"})` }), deadline + this.o.graceMs);
     timer.unref();
     this.pending.set(id, { q, timer, waiters: [] });
@@ -125,7 +129,21 @@ export class CommandRouter {
 
   /** The caller got the answer in its own call: nobody will fetch it by id, so drop it now. */
   release(q: Query): void {
-    if (q.outcome) this.done.delete(q.id);
+    if (!q.outcome) return;
+    q.seen = true;
+    this.done.delete(q.id);
+  }
+
+  /**
+   * The client's finished answers nobody has been handed yet, oldest first: a call whose session
+   * went away (a bridge reconnecting) or that stopped waiting. Its next call, in any of its
+   * sessions, is told; observe({what:"command_result"}) without an id hands them over in order.
+   */
+  unseen(clientId: string): Query[] {
+    this.sweep();
+    const out: Query[] = [];
+    for (const q of this.done.values()) if (q.clientId === clientId && !q.seen && q.type !== 'approval_request') out.push(q);
+    return out;
   }
 
   /** A `result` frame from connection `connId` (already schema-checked as a frame by the worker). */
@@ -185,6 +203,15 @@ export class CommandRouter {
     if (o.ok) this.stats.completed++;
     else this.count(this.stats.failed, o.code);
     this.done.set(id, p.q);
+    let mine = 0;
+    for (const q of this.done.values()) if (q.clientId === p.q.clientId) mine++;
+    if (mine > this.o.maxKeptPerClient) {
+      for (const [k, q] of this.done) {
+        if (q.clientId !== p.q.clientId) continue;
+        this.done.delete(k);
+        break;
+      }
+    }
     if (this.done.size > this.o.maxKept) this.done.delete(this.done.keys().next().value as string);
     for (const w of p.waiters) w(o);
   }

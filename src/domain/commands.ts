@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 
-export const COMMAND_TYPES = ['dom_query', 'page_info', 'a11y_audit', 'interact'] as const;
+export const COMMAND_TYPES = ['dom_query', 'page_info', 'a11y_audit', 'interact', 'approval_request'] as const;
 export type CommandType = (typeof COMMAND_TYPES)[number];
 
 export const INTERACT_ACTIONS = ['navigate', 'refresh', 'back', 'forward', 'click', 'type', 'select', 'scroll_to', 'wait_for'] as const;
@@ -35,7 +35,7 @@ export const LIMITS = {
 } as const;
 
 /** deadline per type when the caller names none, ms */
-export const DEFAULT_DEADLINE_MS: Record<CommandType, number> = { dom_query: 10_000, page_info: 10_000, a11y_audit: 30_000, interact: 10_000 };
+export const DEFAULT_DEADLINE_MS: Record<CommandType, number> = { dom_query: 10_000, page_info: 10_000, a11y_audit: 30_000, interact: 10_000, approval_request: 120_000 };
 
 const s = (max: number) => z.string().max(max);
 const selector = s(1000).min(1);
@@ -84,7 +84,36 @@ export const InteractParams = z
     }
   });
 
-export const PARAMS = { dom_query: DomQueryParams, page_info: PageInfoParams, a11y_audit: A11yParams, interact: InteractParams } as const;
+/**
+ * approval_request (issue 19 item 4): the user is asked, in the extension, whether a mutating or
+ * destructive action may run. It names what the user must judge — the action, its target, the tab
+ * and the asking client — and never the typed text itself: a password the agent types would
+ * otherwise sit in a notification (text_length says how much is typed instead).
+ */
+export const ApprovalRequestParams = z.object({
+  approval_id: s(40).regex(/^ap[0-9a-f]{16}$/),
+  /** "interact click", "configure clear scope:all" */
+  action: s(80),
+  class: z.enum(['mutating', 'destructive']),
+  target: z
+    .object({
+      selector: selector.optional(),
+      url: s(8192).optional(),
+      value: s(1000).optional(),
+      text_length: z.number().int().min(0).max(10_000).optional(),
+      detail: s(200).optional(),
+    })
+    .strict(),
+  /** the client as it introduced itself (initialize clientInfo) and its id */
+  client: s(64),
+  client_name: s(120).optional(),
+  /** when the request lapses, ms since the epoch */
+  expires_at: z.number().int().min(0),
+  /** true for actions in the page: the extension shows them only while agent control is on */
+  in_page: z.boolean(),
+});
+
+export const PARAMS = { dom_query: DomQueryParams, page_info: PageInfoParams, a11y_audit: A11yParams, interact: InteractParams, approval_request: ApprovalRequestParams } as const;
 export type CommandParams<T extends CommandType> = z.infer<(typeof PARAMS)[T]>;
 
 // ---------------------------------------------------------------- results
@@ -183,7 +212,14 @@ export const InteractResult = z.object({
   detail: s(500).optional(),
 });
 
-export const RESULTS = { dom_query: DomQueryResult, page_info: PageInfoResult, a11y_audit: A11yResult, interact: InteractResult } as const;
+/** The user's decision; tab_id is the tab the extension showed the request for (it resolves one when the call named none). */
+export const ApprovalDecisionResult = z.discriminatedUnion('decision', [
+  z.object({ decision: z.literal('approve'), tab_id: z.number().int().min(0).optional() }).strict(),
+  z.object({ decision: z.literal('approve_window'), minutes: z.union([z.literal(5), z.literal(15), z.literal(60)]), tab_id: z.number().int().min(0).optional() }).strict(),
+  z.object({ decision: z.literal('deny'), tab_id: z.number().int().min(0).optional() }).strict(),
+]);
+
+export const RESULTS = { dom_query: DomQueryResult, page_info: PageInfoResult, a11y_audit: A11yResult, interact: InteractResult, approval_request: ApprovalDecisionResult } as const;
 export type CommandResult<T extends CommandType> = z.infer<(typeof RESULTS)[T]>;
 
 /** Codes the extension may put in front of an error (`code: message`); anything else is command_failed. */

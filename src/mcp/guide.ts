@@ -114,6 +114,23 @@ answer says agent_control_off, ask the user to enable it; do not retry in a loop
 Each action is recorded in observe({what:"actions"}) marked (agent), so you can tell your actions
 from the user's.
 
+## Approvals (mutating and destructive actions)
+navigate, refresh, back, forward, click, type and select change the user's page; configure clear
+scope:"all", redaction remove, a global noise rule and source_maps on/off change what every agent
+sees. By default each such call asks the user in the browser first (the Gasoline popup, or a
+notification): the call waits up to a few seconds for the decision. Reads (observe, analyze,
+scroll_to, wait_for and your own settings) never ask.
+- approval_required: nobody decided yet. The answer names approval_id="ap…". Tell the user what you
+  are waiting for, then poll by making the SAME call again with approval_id:"ap…" (each poll waits
+  again). A call with other arguments, another tab or from another agent does not fit the approval
+  (approval_scope).
+- The user may approve once (the approval runs exactly one call and expires after 60 s unused:
+  approval_expired; a second use: approval_replayed), approve that action on that tab for 5, 15 or
+  60 minutes (your later calls of that action on that tab then run without asking, on that tab), or
+  deny (approval_denied: do not retry unless the user asks you to).
+- action_blocked: the user's policy (approvals.policy deny, or watch mode) refuses that kind of
+  action; no approval lifts it. agent_control_off still means the master switch is off.
+
 ## Settings (configure)
 - health — ingest counters per kind (received/stored/rejected/dropped), ring use, producers.
 - checkpoint — checkpoint_action create|list|delete, name. Make one before a fix, then analyze changes.

@@ -39,7 +39,10 @@ export async function startMcpStdio(o: McpStdioOptions): Promise<{ close(): Prom
       const before = writer.stats.notifications_dropped;
       await writer.write({ jsonrpc: '2.0', ...n }, 'notification');
       const s = writer.stats;
-      return !s.broken && s.notifications_dropped === before;
+      const ok = !s.broken && s.notifications_dropped === before;
+      if (ok) g.session.recover();
+      else g.session.degrade('notifications dropped: stdout is not being read fast enough');
+      return ok;
     },
   });
   const mcp = g.mcp;

@@ -5,6 +5,8 @@
  */
 import type { ClientState } from '../clients/client-state.js';
 import type { CommandRouter } from '../clients/commands.js';
+import type { SessionRecord, SessionTransport } from '../clients/sessions.js';
+import type { ApprovalBook } from '../domain/approvals/book.js';
 import type { AlertEnvelope } from '../domain/alerts/alert.js';
 import type { StoredCiResult } from '../domain/ci-results.js';
 import type { LiveRedaction, RedactionEngine } from '../domain/redaction/index.js';
@@ -22,7 +24,7 @@ export interface ProducerView {
 }
 
 /** Commands to the extension, each keyed by the client that asked; answers route back to it. */
-export type CommandPort = Pick<CommandRouter, 'start' | 'wait' | 'release' | 'get'>;
+export type CommandPort = Pick<CommandRouter, 'start' | 'wait' | 'release' | 'get' | 'unseen'>;
 
 /** The rule set in force, which configure({action:"redaction"}) lists, tests and edits. */
 export type RedactionRules = Pick<LiveRedaction, 'engine' | 'version' | 'add' | 'remove'>;
@@ -58,6 +60,8 @@ export interface McpObserver {
 
 export interface ClientSession {
   readonly state: ClientState;
+  /** this session's row in the session table (/health, `gasoline --status`) */
+  readonly record: SessionRecord;
   close(): void;
 }
 
@@ -87,7 +91,9 @@ export interface McpPort {
    * not purged while it lasts, and its state is written when it ends. Throws GasolineError
    * client_limit when every client slot holds a client with a session open. close() is idempotent.
    */
-  openSession(id: string): ClientSession;
+  openSession(id: string, transport: SessionTransport): ClientSession;
+  /** who may run mutating and destructive actions (src/domain/approvals/book.ts): one book per app */
+  readonly approvals: ApprovalBook | null;
   /** source-mapped stacks: original positions for generated frames; absent without ingest */
   readonly stacks?: StackResolver;
   /** another client's state, held or saved, without creating it: `B:before` reaches B's checkpoint */

@@ -18,9 +18,11 @@ import { AlertDelivery, type Notify } from './alerts.js';
 import { interact } from './tools/interact.js';
 import { alertInScope } from './tools/tab-scope.js';
 import { restoreStreaming } from './tools/streaming-saved.js';
+import { unseenNote } from './tools/run-command.js';
 import { createMcpShell, TOOLS } from './tool-defs.js';
 import type { McpPort } from './port.js';
 import { timedTool, type OnCall } from './call-hook.js';
+import type { SessionRecord, SessionTransport } from '../clients/sessions.js';
 
 export interface ToolServerOptions {
   /** the app behind the tools */
@@ -37,10 +39,14 @@ export interface ToolServerOptions {
   onCall?: OnCall;
   /** a line the transport adds to the next answer (e.g. notifications it had to drop); '' = none */
   notes?: () => string;
+  /** what carries this session (the session table lists it); default stdio */
+  transport?: SessionTransport;
 }
 
 export interface ToolServer {
   mcp: McpServer;
+  /** this session's row in the session table: the transport marks it degraded or ready */
+  session: SessionRecord;
   alerts: AlertDelivery;
   /** detaches from the alert source and stops streaming timers */
   close(): void;
@@ -51,10 +57,20 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
   const mcp = createMcpShell();
   const { port, clientId } = o;
   // counted by the registry while it lasts; throws client_limit before anything is built
-  const session = port.openSession(clientId);
+  const session = port.openSession(clientId, o.transport ?? 'stdio');
+  const record = session.record;
   // Egress: every answer passes the same rule set the workers applied at ingest.
   const redact = (s: string): string => port.egress().redactText(s);
   const text = (s: string): ToolResult => ({ content: [{ type: 'text', text: redact(s) }] });
+  // the name the client gave in initialize: read when first needed, since a standalone's first
+  // initialize may be answered early (early-stdio.ts) and the SDK's own hooks then run differently
+  const clientName = (): string | null => {
+    if (record.clientName === null) {
+      const info = mcp.server.getClientVersion();
+      record.setClientName(info?.name, info?.version);
+    }
+    return record.clientName;
+  };
   const ctx = (): ToolContext => ({
     reader: () => port.reader(),
     fold: (q) => port.fold(q),
@@ -62,6 +78,7 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
     client: port.client(clientId),
     clientId,
     commandWaitMs: o.config.commands.wait_ms,
+    ...(clientName() ? { clientName: clientName()! } : {}),
     producers: () => port.producers(),
     alerts: alerts.pendingSource,
     text,
@@ -83,6 +100,8 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
   // its first initialize restores it. A later initialize in the same session starts over (off).
   let initialized = false;
   mcp.server.oninitialized = () => {
+    const info = mcp.server.getClientVersion();
+    record.setClientName(info?.name, info?.version);
     alerts.stream.reset();
     const client = port.client(clientId);
     if (!initialized) restoreStreaming(alerts.stream, client);
@@ -90,9 +109,16 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
     initialized = true;
   };
   const hook = { clientId, onCall: o.onCall ?? (port.observer && ((c) => port.observer?.call(c))), redact: (v: unknown) => port.egress().redactValue(v) };
-  const timed = <A>(tool: string, fn: (a: A) => Promise<ToolResult>) => timedTool(hook, tool, fn);
+  const timed = <A>(tool: string, fn: (a: A) => Promise<ToolResult>) =>
+    timedTool(hook, tool, (a: A) => {
+      record.touch();
+      return fn(a);
+    });
   // what rides along on every answer: the pending-alerts note, then the transport's own
-  const note = (): string => [alerts.note(), o.notes?.() ?? ''].filter(Boolean).join('\n');
+  // answers that finished while no call of this client waited (its session was lost, or it stopped
+  // waiting): said once per new set, on whichever session calls next
+  const told = { ids: '' };
+  const note = (): string => [alerts.note(), unseenNote({ port, clientId }, told), o.notes?.() ?? ''].filter(Boolean).join('\n');
   const append = (r: ToolResult, extra: string): ToolResult => (extra ? { ...r, content: [...r.content, { type: 'text', text: redact(extra) }] } : r);
   const guard = async (fn: () => ToolResult | Promise<ToolResult>): Promise<ToolResult> => {
     try {
@@ -130,6 +156,7 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
   return {
     mcp,
     alerts,
+    session: record,
     close: () => {
       alerts.close();
       session.close();

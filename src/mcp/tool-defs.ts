@@ -83,6 +83,8 @@ export const ConfigureInput = {
   // the checkpoint (or time) to export from, url_filter and tab_ids filter; path is bounded in code
   path: z.string().optional(),
   limit: z.number().int().min(1).max(5000).optional(),
+  // approvals (the guide says how to poll): the id an approval_required answer named
+  approval_id: z.string().max(40).optional(),
 };
 
 export const InteractInput = {
@@ -93,6 +95,7 @@ export const InteractInput = {
   url: z.string().max(8192).optional().describe('navigate'),
   timeout_ms: z.number().int().min(100).max(30_000).optional(),
   tab_id: z.number().int().optional(),
+  approval_id: z.string().max(40).optional(),
 };
 
 export const TOOLS = {

@@ -35,7 +35,8 @@ async function startGasoline(): Promise<{ client: Client; port: number; dir: str
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'gasoline-cmd-e2e-'));
   const cfg = join(dir, 'config.json');
-  writeFileSync(cfg, JSON.stringify({ limits: { max_frame: MAX_FRAME }, commands: { wait_ms: 8000 } }));
+  // approvals are allowed here: these tests drive the page; test/e2e/approvals.test.ts asks the user
+  writeFileSync(cfg, JSON.stringify({ limits: { max_frame: MAX_FRAME }, commands: { wait_ms: 8000 }, approvals: { policy: { mutating: 'allow', destructive: 'allow' } } }));
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [BIN, '--standalone'],

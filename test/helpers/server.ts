@@ -17,6 +17,9 @@ export async function startTestServer(over: DeepPartial<Config> = {}, opts: { fa
     log_level: 'silent',
     rings: { logs: 256 * KiB, network: 256 * KiB, network_bodies: 256 * KiB, ws_events: 128 * KiB, actions: 128 * KiB, perf: 64 * KiB, ext_logs: 64 * KiB },
     pool: { threads: 1, warmup_batches: 4, input_bytes: 4 * 1024 * KiB, shutdown_drain_ms: 2000 },
+    // tests of other features act as before approvals existed (the product default is ask);
+    // test/integration/approvals.test.ts runs with ask and a fake extension that decides
+    approvals: { policy: { mutating: 'allow', destructive: 'allow' } },
   };
   const merged = merge(base, over as Record<string, unknown>);
   const config = loadConfig({ flags: merged, env: {} });

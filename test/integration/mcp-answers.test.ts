@@ -283,7 +283,8 @@ describe('what the agent is told', () => {
     const all = JSON.stringify(tools.tools);
     figures.tools_list_chars = all.length;
     // 10 000 is the hard ceiling for every tool together; observe's share must leave room for interact
-    expect(all.length).toBeLessThan(7000);
+    // (7 100: approval_id on interact and configure, issue 19; the guide says how to use it)
+    expect(all.length).toBeLessThan(7100);
     const observeTool = tools.tools.find((t) => t.name === 'observe')!;
     expect(observeTool.description).toContain('what:"summary"');
     expect(observeTool.description).toMatch(/fold/i);

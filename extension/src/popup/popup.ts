@@ -1,6 +1,7 @@
 /** The toolbar popup: connection state and counters, tab tracking, capture toggles. */
 import { normalizeSettings, type PopupStatus, type Settings } from '../shared/settings.js';
 import type { ToWorker } from '../shared/protocol.js';
+import { refreshApprovals } from './approvals.js';
 
 const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
 const TOGGLES = ['capture_websockets', 'capture_bodies', 'allow_agent_control'] as const;
@@ -82,7 +83,11 @@ async function main(): Promise<void> {
     if (Number.isInteger(port) && port > 0 && port < 65536) void saveSettings({ server_port: port }).then(refresh);
   });
   await refresh();
-  setInterval(() => void refresh(), 1000);
+  await refreshApprovals().catch(() => undefined);
+  setInterval(() => {
+    void refresh();
+    void refreshApprovals().catch(() => undefined);
+  }, 1000);
 }
 
 void main();

@@ -46,7 +46,10 @@ export type ToWorker =
   | { t: 'page_hello'; url: string }
   | { t: 'capture'; id: string; page_url: string; records: RecordsByKind }
   | { t: 'status'; tab_id?: number }
-  | { t: 'set_tab_tracked'; tab_id: number; on: boolean };
+  | { t: 'set_tab_tracked'; tab_id: number; on: boolean }
+  // the popup's approvals list and the user's decision (sw/approvals.ts)
+  | { t: 'approvals' }
+  | { t: 'approval_decide'; id: string; decision: 'approve' | 'approve_window' | 'deny'; minutes?: 5 | 15 | 60 };
 
 export interface CaptureReply {
   ok: boolean;

@@ -49,7 +49,7 @@ function obj(params: unknown): Record<string, unknown> {
   return params && typeof params === 'object' && !Array.isArray(params) ? (params as Record<string, unknown>) : {};
 }
 
-export function registerHandlers(commands: CommandRegistry, deps: HandlerDeps): void {
+export function registerHandlers(commands: CommandRegistry, deps: HandlerDeps): { targetTab: (ctx: CommandContext) => Promise<chrome.tabs.Tab & { id: number }> } {
   /** The tab to act on: the one the server named, else the active tracked web page. Only tracked tabs are ours to read. */
   async function targetTab(ctx: CommandContext): Promise<chrome.tabs.Tab & { id: number }> {
     let tab: chrome.tabs.Tab | undefined;
@@ -158,6 +158,8 @@ export function registerHandlers(commands: CommandRegistry, deps: HandlerDeps): 
         return fail('invalid_params', `unknown action ${JSON.stringify(action)}`);
     }
   });
+  // approvals name the tab an action would run on, chosen exactly as the action would choose it
+  return { targetTab };
 }
 
 /**

@@ -7,6 +7,7 @@
  */
 import { CommandRegistry } from './commands.js';
 import { registerHandlers } from './handlers.js';
+import { Approvals, type ApprovalChoice } from './approvals.js';
 import { securityRecord } from './security-headers.js';
 import { Tracking } from './tracking.js';
 import { Transport, type SocketLike } from './transport.js';
@@ -24,6 +25,7 @@ const SESSION = crypto.randomUUID();
 const tracking = new Tracking();
 const wakeAlarm = new WakeAlarm(chrome.alarms, WAKE_ALARM);
 export const commands = new CommandRegistry();
+let approvals: Approvals;
 let fileCfg: FileConfig = {};
 let settings: Settings = { ...DEFAULT_SETTINGS };
 let transport: Transport | null = null;
@@ -139,6 +141,9 @@ async function handle(m: ToWorker, sender: chrome.runtime.MessageSender): Promis
       return intake(sender.tab?.id, m);
     case 'status':
       return popupStatus(m.tab_id);
+    case 'approvals':
+    case 'approval_decide':
+      return approvalMessage(m, sender);
     case 'set_tab_tracked':
       tracking.choose(m.tab_id, m.on);
       await broadcastConfig();
@@ -146,6 +151,14 @@ async function handle(m: ToWorker, sender: chrome.runtime.MessageSender): Promis
     default:
       return { error: `unknown message ${(m as { t?: unknown }).t as string}` };
   }
+}
+
+/** Only our own popup page lists or decides approvals: a content script's sender URL is its page's. */
+function approvalMessage(m: Extract<ToWorker, { t: 'approvals' | 'approval_decide' }>, sender: chrome.runtime.MessageSender): unknown {
+  if (sender.id !== chrome.runtime.id || !(sender.url ?? '').startsWith(chrome.runtime.getURL('popup.html'))) return { error: 'approvals are decided in the Gasoline popup only' };
+  if (m.t === 'approvals') return { approvals: approvals.list() };
+  const choice: ApprovalChoice = m.decision === 'approve_window' ? { decision: 'approve_window', minutes: m.minutes === 15 || m.minutes === 60 ? m.minutes : 5 } : { decision: m.decision === 'approve' ? 'approve' : 'deny' };
+  return { ok: approvals.decide(m.id, choice) };
 }
 
 chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
@@ -227,8 +240,15 @@ chrome.webRequest.onHeadersReceived.addListener(
 );
 
 commands.register('extension_status', async () => popupStatus(undefined));
-registerHandlers(commands, {
+const { targetTab } = registerHandlers(commands, {
   settings: () => settings,
   tracking,
   emitActions: (tabId, pageUrl, actions) => transport?.add(tabId, pageUrl, { actions }),
 });
+approvals = new Approvals({
+  settings: () => settings,
+  targetTab,
+  // a waiting approval shows on the toolbar icon, so a closed popup still says something waits
+  onChange: (n) => void chrome.action.setBadgeText({ text: n > 0 ? String(n) : '' }).catch(() => undefined),
+});
+approvals.register(commands);

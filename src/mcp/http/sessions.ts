@@ -86,9 +86,11 @@ class HttpSession {
     if (this.closed) return false;
     if (this.backlog > this.limits.maxBacklogBytes) {
       this.dropped++;
+      this.tools.session.degrade('notifications dropped: its event stream is not being read');
       return false;
     }
     await this.tools.mcp.server.notification(n);
+    this.tools.session.recover();
     return true;
   };
 
@@ -180,6 +182,8 @@ export class McpHttpSessions {
         maxRequestBodySize: this.limits.maxBody,
         onsessioninitialized: (id) => {
           s.id = id;
+          // the table lists it by the id the bridge holds (its first 8 characters)
+          s.tools.session.id = id;
           this.sessions.set(id, s);
           log.info('mcp http session opened', { session: id.slice(0, 8), client_id: s.clientId });
         },
@@ -191,6 +195,7 @@ export class McpHttpSessions {
         notify: s.notify,
         notes: () => s.note(),
         mcpHealth: () => ({ transport: 'streamable-http', ...s.view() }),
+        transport: 'bridge',
       });
       // set before connect: the SDK chains its own close handling onto it
       s.transport.onclose = () => this.closeSession(s, 'closed');

@@ -23,6 +23,9 @@ function render(type: CommandType, result: unknown): string {
       return a11y(result as CommandResult<'a11y_audit'>);
     case 'interact':
       return interact(result as CommandResult<'interact'>);
+    case 'approval_request':
+      // the gate reads the decision itself (src/mcp/tools/approval-gate.ts); shown only if fetched by id
+      return `approval: the user chose ${pageFlat((result as CommandResult<'approval_request'>).decision)}`;
   }
 }
 

@@ -12,6 +12,7 @@ import { noIngest, type ToolContext, type ToolResult } from './context.js';
 import type { StreamState } from '../../domain/streaming/stream-state.js';
 import { saveStreaming } from './streaming-saved.js';
 import { exportHar } from './export-har.js';
+import { passGate } from './approval-gate.js';
 import type { ConfigureInput } from '../tool-defs.js';
 
 type Args = { [K in keyof typeof ConfigureInput]: z.infer<(typeof ConfigureInput)[K]> };
@@ -24,6 +25,8 @@ export interface ConfigureDeps {
 }
 
 export async function configure(ctx: ToolContext, deps: ConfigureDeps, a: Args): Promise<ToolResult> {
+  // what changes other clients' view or loses data (clear scope:all, redaction remove, …) asks first
+  await passGate(ctx, 'configure', a);
   switch (a.action) {
     case 'health':
       return ctx.text(JSON.stringify({ ...ctx.port.health(), mcp: deps.mcpHealth() }));

@@ -41,6 +41,8 @@ export interface ToolContext {
   clientId: string;
   /** how long a command call waits before answering with a query id */
   commandWaitMs: number;
+  /** the name the client gave in initialize (clientInfo), shown to the user in an approval */
+  clientName?: string;
   producers(): ProducerView[];
   /** alerts waiting for this client, when an alert source is wired in (observe summary lists them) */
   alerts?: PendingAlertSource;

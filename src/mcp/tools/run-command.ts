@@ -10,7 +10,7 @@ import { pageFlat, pageText } from '../render/page-text.js';
 import { gasolineError } from '../../errors.js';
 import type { ToolContext, ToolResult } from './context.js';
 
-const NO_SERVER = 'no browser commands: the ingest server is not running, so no extension can connect. Stop the other process on the port or set GASOLINE_PORT, then restart this MCP server.';
+export const NO_SERVER = 'no browser commands: the ingest server is not running, so no extension can connect. Stop the other process on the port or set GASOLINE_PORT, then restart this MCP server.';
 
 export async function runCommand(ctx: ToolContext, type: CommandType, params: Record<string, unknown>, opts: { deadlineMs?: number; tabId?: number | undefined } = {}): Promise<ToolResult> {
   const router = ctx.port.commands;
@@ -27,11 +27,24 @@ export async function runCommand(ctx: ToolContext, type: CommandType, params: Re
 export function commandResult(ctx: ToolContext, queryId: string | undefined): ToolResult {
   const router = ctx.port.commands;
   if (!router) throw gasolineError('no_ingest', NO_SERVER);
-  if (!queryId) throw gasolineError('invalid_argument', 'command_result needs query_id: the id a previous analyze or interact call answered with');
-  const q = router.get(ctx.clientId, queryId);
-  if (!q) throw gasolineError('unknown_query', `no query ${JSON.stringify(queryId.slice(0, 40))} for you (the latest 32 answers are kept up to 5 minutes, only for the client that asked, and only until you have seen them)`);
+  // without an id: the next answer nobody was handed yet, oldest first (a cursor over them)
+  const q = queryId ? router.get(ctx.clientId, queryId) : router.unseen(ctx.clientId)[0];
+  if (!q) {
+    if (!queryId) return ctx.text('no command results waiting for you (with query_id:"…" one is fetched by its id)');
+    throw gasolineError('unknown_query', `no query ${JSON.stringify(queryId.slice(0, 40))} for you (answers are kept up to 5 minutes, the latest 16 per client, only for the client that asked)`);
+  }
   if (!q.outcome) return ctx.text(stillRunning(q));
+  q.seen = true;
   return answer(ctx, q, q.outcome);
+}
+
+/** One line on the next call when answers finished that nobody was handed (a lost session, a call that stopped waiting). */
+export function unseenNote(ctx: Pick<ToolContext, 'port' | 'clientId'>, told: { ids: string }): string {
+  const qs = ctx.port.commands?.unseen(ctx.clientId) ?? [];
+  const ids = qs.map((q) => q.id).join(',');
+  if (!qs.length || ids === told.ids) return '';
+  told.ids = ids;
+  return `${qs.length} command result${qs.length === 1 ? '' : 's'} finished for you that no call has shown (${qs.map((q) => `${q.type} ${q.id}`).join(', ')}): observe({what:"command_result"}) hands them over, oldest first`;
 }
 
 function stillRunning(q: Query): string {
