@@ -14,6 +14,7 @@ const reader = new StoreReader(init.store);
 // errors and failing requests kept as they are ingested, for every client's reads (match-index.ts)
 const indexes = new ReadIndexes(reader);
 const port = parentPort!;
+port.postMessage({ ready: true } satisfies ScanReply);
 
 port.on('message', (m: ScanRequest) => {
   if (m.t === 'crash' || m.t === 'hang') {

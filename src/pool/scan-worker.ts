@@ -22,13 +22,17 @@ export interface ScanWorkerInit {
 }
 
 export type ScanRequest = { t: 'fold'; id: number; q: FoldQuery } | { t: 'crash' } | { t: 'hang' };
-export type ScanReply = { id: number; ok: true; a: FoldAnswer } | { id: number; ok: false; error: string };
+/** `ready`: once, when its modules are loaded and its indexes built — the reads' deadlines start then */
+export type ScanReply = { id: number; ok: true; a: FoldAnswer } | { id: number; ok: false; error: string } | { ready: true };
 
 export interface ScanWorkerOptions {
   store: StoreBuffers;
   /** queries in the worker or waiting for it; more are refused with scan_busy */
   maxPending?: number;
-  /** a query not answered by then fails with scan_failed and the worker is replaced */
+  /**
+   * a query not answered by then fails with scan_failed and the worker is replaced; counted from
+   * when the thread says it is ready, so a start slowed by a busy machine is not taken for a stuck read
+   */
   timeoutMs?: number;
   youngGenerationMb?: number;
   faultInjection?: boolean;
@@ -44,11 +48,13 @@ function scanWorkerFile(): string {
 interface Pending {
   resolve: (a: FoldAnswer) => void;
   reject: (e: Error) => void;
-  timer: NodeJS.Timeout;
+  /** undefined while the thread is still starting: the deadline starts when it is online */
+  timer: NodeJS.Timeout | undefined;
 }
 
 export class ScanWorker {
   private worker: Worker | null = null;
+  private online = false;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private closed = false;
@@ -75,11 +81,14 @@ export class ScanWorker {
     const id = this.nextId++;
     this.counts.queries++;
     return new Promise<FoldAnswer>((resolve, reject) => {
-      const timeoutMs = this.o.timeoutMs ?? 10_000;
-      const timer = setTimeout(() => this.fail(w, `no answer within ${timeoutMs} ms`), timeoutMs);
-      this.pending.set(id, { resolve, reject, timer });
+      this.pending.set(id, { resolve, reject, timer: this.online ? this.deadline(w) : undefined });
       w.postMessage({ t: 'fold', id, q } satisfies ScanRequest);
     });
+  }
+
+  private deadline(w: Worker): NodeJS.Timeout {
+    const timeoutMs = this.o.timeoutMs ?? 10_000;
+    return setTimeout(() => this.fail(w, `no answer within ${timeoutMs} ms`), timeoutMs);
   }
 
   /** Fault injection: the worker exits at once (crash), or spins forever (hang), whatever it was reading. */
@@ -107,7 +116,15 @@ export class ScanWorker {
       resourceLimits: { maxYoungGenerationSizeMb: this.o.youngGenerationMb ?? 16 },
     });
     w.stdout.pipe(process.stderr);
+    this.online = false;
     w.on('message', (m: ScanReply) => {
+      if ('ready' in m) {
+        if (this.worker !== w) return;
+        this.online = true;
+        // what was asked while it started: their deadlines start now
+        for (const p of this.pending.values()) p.timer ??= this.deadline(w);
+        return;
+      }
       const p = this.pending.get(m.id);
       if (!p) return;
       this.pending.delete(m.id);

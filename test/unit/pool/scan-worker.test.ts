@@ -129,6 +129,16 @@ describe('scan worker', () => {
     expect(w.counts).toMatchObject({ restarts: 1, failed: 1 });
   });
 
+  it("a thread's start does not count against a read's deadline: a fresh worker's first read gets its whole time", async () => {
+    const store = filled(100);
+    // the modules and indexes of a fresh thread take longer than 40 ms, more so on a busy machine
+    const w = worker(store, { timeoutMs: 40 });
+    const t0 = performance.now();
+    expect((await w.run(errorsQuery)).groups.length).toBeGreaterThan(0);
+    expect(performance.now() - t0, 'the start took longer than the deadline, or this proves nothing').toBeGreaterThan(40);
+    expect(w.counts).toMatchObject({ restarts: 0, failed: 0 });
+  });
+
   it('refuses reads beyond its queue bound with scan_busy, and the others still complete', async () => {
     const store = filled(5000);
     const w = worker(store, { maxPending: 2 });
