@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Proves the CI bench gate (issue 22): builds the current HEAD untouched and in sabotaged
 # variants, each in its own throwaway worktree, runs the CI form of the bench (`node
-# dist/bench/run.js`, what `pnpm bench` runs) in each, and prints which gates failed. Run by hand,
+# dist/bench/run.js`, what `pnpm bench` runs) in each, round-robin, and prints which gates failed. Run by hand,
 # never by CI (a pass over every variant takes about an hour on the 2-core machine):
 #
 #   scripts/gate-sabotage.sh [--variants untouched,ingest-spin,...] [--rounds N] [-- BENCH ARGS]
@@ -75,12 +75,17 @@ sabotage() {
 
 declare -a SUMMARY=()
 IFS=, read -ra LIST <<<"$VARIANTS"
+# every variant built first, then run round-robin (untouched, sabotaged, untouched, …), so each
+# round's variants see the same neighbours
 for v in "${LIST[@]}"; do
   dir="$WT_BASE/$v"
   git -C "$ROOT" worktree add -q --detach "$dir" HEAD
   sabotage "$v" "$dir"
   (cd "$dir" && pnpm install --frozen-lockfile --offline >/dev/null 2>&1 && pnpm build >"$OUT/$v.build.log" 2>&1) || { echo "$v: build failed, see $OUT/$v.build.log" >&2; exit 1; }
-  for r in $(seq 1 "$ROUNDS"); do
+done
+for r in $(seq 1 "$ROUNDS"); do
+  for v in "${LIST[@]}"; do
+    dir="$WT_BASE/$v"
     log="$OUT/$v.$r.log"
     set +e
     (cd "$dir" && node dist/bench/run.js "${BENCH_ARGS[@]}" >"$log" 2>&1)
