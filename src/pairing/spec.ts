@@ -86,8 +86,8 @@ export function hex(bytes: Uint8Array): string {
   return s;
 }
 
-export function unhex(s: string): Uint8Array {
-  const out = new Uint8Array(s.length >> 1);
+export function unhex(s: string): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(new ArrayBuffer(s.length >> 1));
   for (let i = 0; i < out.length; i++) out[i] = parseInt(s.slice(i * 2, i * 2 + 2), 16);
   return out;
 }

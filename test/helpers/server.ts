@@ -4,12 +4,9 @@ import { setLogLevel } from '../../src/log.js';
 import { tempStateDir } from './state-dir.js';
 import { newSecret, readSecret } from '../../src/pairing/index.js';
 
-/**
- * Every test server starts paired with this secret (preseeded in its state dir, as a user's earlier
- * `gasoline pair` would have left it): a test producer that passes it to `hello({key})`, and the
- * e2e extension that gets it in config.json, prove pairing; any other producer is unverified.
- */
-export const TEST_PAIRING_KEY = 'a5'.repeat(32);
+import { TEST_PAIRING_KEY } from './pairing-key.js';
+
+export { TEST_PAIRING_KEY };
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };
 

@@ -1,6 +1,7 @@
 /** The toolbar popup: connection state and counters, tab tracking, capture toggles. */
 import { normalizeSettings, type PopupStatus, type Settings } from '../shared/settings.js';
 import type { ToWorker } from '../shared/protocol.js';
+import { renderPairing, wirePairing } from './pairing.js';
 
 const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
 const TOGGLES = ['capture_websockets', 'capture_bodies', 'allow_agent_control'] as const;
@@ -9,6 +10,7 @@ const STATE_TEXT: Record<string, string> = {
   connecting: 'connecting…',
   handshake: 'connecting…',
   backoff: 'server not reachable',
+  refused: 'not sending (pairing)',
   stopped: 'stopped',
 };
 
@@ -28,6 +30,7 @@ function render(s: PopupStatus): void {
   $('dot').className = `dot ${st.kind}`;
   $('state').textContent = STATE_TEXT[st.kind] ?? st.kind;
   $('server').textContent = `${s.transport.url}${st.kind === 'connected' ? ` · server ${st.server_version}` : ''}`;
+  renderPairing(s);
   $('error').textContent = st.kind === 'backoff' ? `${st.last_error}; retrying in ${Math.max(0, Math.round((st.retry_at - Date.now()) / 1000))} s — is \`gasoline\` running on this port?` : '';
 
   const track = $<HTMLInputElement>('track-tab');
@@ -81,6 +84,7 @@ async function main(): Promise<void> {
     const port = Number((e.target as HTMLInputElement).value);
     if (Number.isInteger(port) && port > 0 && port < 65536) void saveSettings({ server_port: port }).then(refresh);
   });
+  wirePairing(ask, render);
   await refresh();
   setInterval(() => void refresh(), 1000);
 }
