@@ -28,7 +28,9 @@ import { pack, unpack } from 'msgpackr';
 import type { SocketLike } from './transport.js';
 
 const enc = new TextEncoder();
-const subtle = (): SubtleCrypto => globalThis.crypto.subtle;
+const subtle = () => globalThis.crypto.subtle;
+/** a WebCrypto key, named without the DOM lib (the server's tests type-check this file too) */
+type Key = Parameters<ReturnType<typeof subtle>['exportKey']>[1];
 
 export function newNonce(): string {
   return hex(globalThis.crypto.getRandomValues(new Uint8Array(NONCE_BYTES)));
@@ -76,7 +78,7 @@ export async function pair(o: PairOptions): Promise<PairResult> {
   const mode: PairMode = o.code === null ? 'tofu' : 'code';
   const code = o.code === null ? '' : normalizeCode(o.code);
   if (mode === 'code' && !isCodeShaped(code)) return { ok: false, code: 'pairing_invalid', message: 'a code is 8 letters and digits, as `gasoline pair` prints it (e.g. 7KQ2-M9XD)' };
-  const ecdh = (await subtle().generateKey({ name: 'ECDH', namedCurve: 'P-256' }, false, ['deriveBits'])) as CryptoKeyPair;
+  const ecdh = (await subtle().generateKey({ name: 'ECDH', namedCurve: 'P-256' }, false, ['deriveBits'])) as { publicKey: Key; privateKey: Key };
   const pub = hex(new Uint8Array(await subtle().exportKey('raw', ecdh.publicKey)));
   const nonce = newNonce();
   return new Promise<PairResult>((resolve) => {
@@ -99,8 +101,12 @@ export async function pair(o: PairOptions): Promise<PairResult> {
     s.binaryType = 'arraybuffer';
     s.onerror = () => undefined;
     s.onopen = () => s.send(pack({ t: 'hello', v: 1, client: 'extension', version: o.version, session: `pairing-${nonce.slice(0, 16)}`, auth: { v: 1, nonce, pair: { mode, pub } } }));
-    s.onclose = (ev) => finish({ ok: false, code: 'pairing_failed', message: ev.reason || `the server closed the connection (${ev.code})` });
     let step: 'challenge' | 'paired' = 'challenge';
+    // the server closes right after `paired`; our check of it may still be running then
+    let unsealing = false;
+    s.onclose = (ev) => {
+      if (!unsealing) finish({ ok: false, code: 'pairing_failed', message: ev.reason || `the server closed the connection (${ev.code})` });
+    };
     let keys: { master: Uint8Array<ArrayBuffer>; th: string } | null = null;
     s.onmessage = (ev) => {
       let f: Record<string, unknown>;
@@ -120,6 +126,7 @@ export async function pair(o: PairOptions): Promise<PairResult> {
         return;
       }
       if (step === 'paired' && f.t === 'paired' && keys) {
+        unsealing = true;
         void unseal(keys.master, f).then(finish, (e: unknown) => finish({ ok: false, code: 'pairing_failed', message: String(e) }));
         return;
       }
