@@ -10,8 +10,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { EXTENSION_ORIGIN } from '../../src/domain/extension-id.js';
 import { nonce, producerProof, readSecret } from '../../src/pairing/index.js';
-import { pair } from '../../extension/src/sw/pairing.js';
-import type { SocketLike } from '../../extension/src/sw/transport.js';
+import { handshakeProofs, newNonce, pair, sameHex } from '../../extension/src/sw/pairing.js';
+import { Transport, type SocketLike, type TransportStatus } from '../../extension/src/sw/transport.js';
 import { cleanup, health, runGasolineAsync, sandbox, startServer, type Sandbox } from '../helpers/bridge.js';
 import { callTool, connectAgent } from '../helpers/mcp-agent.js';
 import { freePort } from '../helpers/net.js';
@@ -242,5 +242,62 @@ describe('gasoline pair (a real daemon)', () => {
     const stranger = await runGasolineAsync(['pair', '--port', String(sb.port), '--state-dir', tempStateDir()]);
     expect(stranger.code).toBe(1);
     expect(stranger.stderr).toMatch(/token file .* missing/);
+  });
+});
+
+describe("the extension's transport (its own code, in Node)", () => {
+  let server: App;
+  beforeAll(async () => {
+    server = await startTestServer({ state_dir: tempStateDir() });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  function transport(key: string | null, session: string): { t: Transport; states: TransportStatus['state'][] } {
+    const states: TransportStatus['state'][] = [];
+    const t = new Transport({
+      url: `ws://127.0.0.1:${server.port}/ws`,
+      version: 'test',
+      session,
+      createSocket: socket,
+      backoffMinMs: 20,
+      backoffMaxMs: 200,
+      flushMs: 5,
+      auth: { key: () => key, nonce: newNonce, proofs: handshakeProofs, same: sameHex },
+      onStatus: (st) => states.push(st.state),
+    });
+    t.start();
+    return { t, states };
+  }
+
+  it('with the key: the server proves itself, the producer is verified, its records are not counted unverified', async () => {
+    const before = (server.health().pairing as { unverified_records: number }).unverified_records;
+    const { t } = transport(TEST_PAIRING_KEY, 'transport-paired');
+    try {
+      t.add(1, 'http://127.0.0.1:3000/', { logs: [{ ts: Date.now(), level: 'error', type: 'console', message: 'from a paired transport' }] });
+      await waitFor('acked', () => t.status().counters.records_accepted === 1);
+      expect(server.ws.producers().find((p) => p.session === 'transport-paired')?.verified).toBe(true);
+      expect((server.health().pairing as { unverified_records: number }).unverified_records).toBe(before);
+    } finally {
+      t.stop();
+    }
+  });
+
+  it('with another key (the server is not ours) or none: only hello goes out, the state says why, records wait', async () => {
+    for (const [key, why] of [['77'.repeat(32), 'impostor'], [null, 'unpaired']] as const) {
+      const { t, states } = transport(key, `transport-${why}`);
+      try {
+        t.add(1, 'http://127.0.0.1:3000/', { logs: [{ ts: Date.now(), level: 'error', type: 'console', message: 'must not leave' }] });
+        await waitFor(`refused ${why}`, () => states.some((st) => st.kind === 'refused' && st.why === why));
+        // a second refusal: it retried and was refused again, and still sent nothing
+        await waitFor('a retry', () => states.filter((st) => st.kind === 'refused').length >= 2);
+        expect(t.status().pending_records).toBe(1);
+        expect(t.status().counters.batches_sent).toBe(0);
+        expect(server.ws.producers().some((p) => p.session === `transport-${why}` && p.verified)).toBe(false);
+      } finally {
+        t.stop();
+      }
+    }
   });
 });
