@@ -137,12 +137,17 @@ export async function startApp(o: AppOptions): Promise<App> {
     // `gasoline pair`: only a holder of the daemon's bearer token opens a window or rotates the secret
     pairingRoute: (authorization, query) => {
       if (!token || !bearerMatches(authorization, token)) return { status: 401, body: { error: 'unauthorized', message: 'missing or wrong bearer token' } };
-      if (new URLSearchParams(query).get('reset') === '1') {
-        pairing.rotate();
-        edge.ws.dropVerified();
-        return { status: 200, body: { reset: true, ...pairing.open() } };
+      try {
+        if (new URLSearchParams(query).get('reset') === '1') {
+          pairing.rotate();
+          edge.ws.dropVerified();
+          return { status: 200, body: { reset: true, ...pairing.open() } };
+        }
+        return { status: 200, body: { ...pairing.open() } };
+      } catch (e) {
+        // the new secret could not be written: the old one stays in force
+        return { status: 500, body: { error: 'internal', message: `the pairing secret could not be written to the state dir: ${String(e)}` } };
       }
-      return { status: 200, body: { ...pairing.open() } };
     },
     pool,
     health: () => healthAll(),

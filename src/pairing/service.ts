@@ -3,9 +3,10 @@
  * trust on first use, and the counters /health shows. The WebSocket edge asks it for the welcome's
  * proof and to check the producer's; the one-time exchange runs through begin/finish.
  */
-import { randomInt } from 'node:crypto';
 import type { ErrorCode } from '../errors.js';
 import { confirmTags, type ExchangeKeys, masterKey, nonce, producerProof, sameProof, serverExchange, serverProof, wrapSecret } from './proof.js';
+import { randomBytes, randomInt } from 'node:crypto';
+import { log } from '../log.js';
 import { loadOrCreateSecret, newSecret, type SecretFile, writeSecret } from './secret.js';
 import { CODE_ALPHABET, CODE_KDF_ITERATIONS, CODE_LENGTH, formatCode, HEX64, isCodeShaped, normalizeCode, P256_PUB, type PairMode } from './spec.js';
 
@@ -49,7 +50,7 @@ export class Pairing {
 
   constructor(private readonly o: PairingOptions) {
     this.clock = o.clock ?? Date.now;
-    this.file = loadOrCreateSecret(o.stateDir);
+    this.file = loadOrCreate(o.stateDir);
     this.secret = Buffer.from(this.file.key, 'hex');
   }
 
@@ -89,6 +90,7 @@ export class Pairing {
 
   /** `gasoline pair --reset`: a new secret; every producer has to pair again. */
   rotate(): void {
+    // written first: a secret that did not reach the file must not replace the one that did
     this.file = newSecret(this.o.stateDir);
     this.secret = Buffer.from(this.file.key, 'hex');
     this.window = null;
@@ -147,10 +149,27 @@ export class Pairing {
     }
     if (x.mode === 'code') this.window = null;
     this.file = { ...this.file, paired_at: new Date(this.clock()).toISOString() };
-    writeSecret(this.o.stateDir, this.file);
+    try {
+      writeSecret(this.o.stateDir, this.file);
+    } catch (e) {
+      log.warn('pairing: could not record the pairing in the state dir', { error: String(e) });
+    }
     this.stats.paired++;
     return { ok: true, proof: tags.server, ...wrapSecret(master, this.secret) };
   }
 }
 
 export { normalizeCode, isCodeShaped };
+
+/**
+ * A state dir we cannot write (read-only, full) must not keep the server from starting: the secret
+ * then lives in memory until the next start, and every extension pairs again after it.
+ */
+function loadOrCreate(stateDir: string): SecretFile {
+  try {
+    return loadOrCreateSecret(stateDir);
+  } catch (e) {
+    log.warn('pairing: the secret could not be written to the state dir; it lasts until this process ends', { error: String(e) });
+    return { v: 1, key: randomBytes(32).toString('hex'), created_at: new Date().toISOString() };
+  }
+}

@@ -396,6 +396,13 @@ export class WsEdge {
     if (pairing && r.auth?.v === 1) {
       conn.challenge = pairing.challenge(r.auth.nonce);
       welcome.auth = conn.challenge.welcome;
+      // under "refuse", nothing sent ahead of the proof is taken (our extension waits for welcome)
+      if (pairing.policy === 'refuse' && conn.waiting.length) {
+        this.unverified.refused++;
+        this.closeWith(conn, 'producer_unpaired', 'frames sent before the pairing proof are refused (pairing.unpaired "refuse")');
+        this.discardWaiting(conn);
+        return;
+      }
     }
     this.send(conn, welcome);
     this.o.onProducerChange?.('connected', conn.producer);

@@ -140,11 +140,19 @@ describe('pairing.unpaired "refuse"', () => {
     sly.send(batch(0, { logs: [logRecord(1)] }));
     await sly.closed();
     expect(sly.closeReason).toMatch(/^producer_unpaired: /);
+    // a nonce, and a batch sent ahead of the welcome: nothing before the proof is taken
+    const eager = await connect(server.port);
+    eager.send({ t: 'hello', v: 1, client: 'bench', version: 't', session: 'eager', auth: { v: 1, nonce: nonce() } });
+    eager.send(batch(0, { logs: [logRecord(1)] }));
+    await eager.closed();
+    expect(eager.closeReason).toMatch(/^producer_unpaired: frames sent before the pairing proof/);
     const good = await connect(server.port);
     await good.hello('paired', { key: TEST_PAIRING_KEY });
     good.send(batch(0, { logs: [logRecord(1)] }));
     expect((await good.ackFor(0)).accepted).toBe(1);
-    expect((server.health().pairing as { refused: number }).refused).toBe(2);
+    expect((server.health().pairing as { refused: number }).refused).toBe(3);
+    // only the paired producer's record was stored
+    expect((server.health().kinds as { logs: { stored: number } }).logs.stored).toBe(1);
   });
 });
 
