@@ -44,8 +44,6 @@ export class Pairing {
   private secret: Buffer;
   private window: { code: string; expiresAt: number; attemptsLeft: number } | null = null;
   private readonly clock: () => number;
-  /** bumps when the secret rotates: the edge drops what was verified under the old one */
-  generation = 0;
   readonly stats = { proofs_ok: 0, proofs_failed: 0, paired: 0, wrong_codes: 0, windows_opened: 0, locked: 0 };
 
   constructor(private readonly o: PairingOptions) {
@@ -94,7 +92,6 @@ export class Pairing {
     this.file = newSecret(this.o.stateDir);
     this.secret = Buffer.from(this.file.key, 'hex');
     this.window = null;
-    this.generation++;
   }
 
   windowState(): { open: boolean; expires_at?: string; attempts_left?: number } {
