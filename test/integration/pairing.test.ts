@@ -237,6 +237,15 @@ describe('gasoline pair (a real daemon)', () => {
     expect(r.ok).toBe(true);
     const first = readSecret(sb.stateDir)!.key;
     expect((r as { key: string }).key).toBe(first);
+    // --status says who is paired: one extension that proved the key, one producer that did not
+    const ext = await Producer.connect(sb.port, { origin: EXTENSION_ORIGIN });
+    const plain = await Producer.connect(sb.port);
+    open.push(ext, plain);
+    await ext.hello('status-ext', { client: 'extension', key: first });
+    await plain.hello('status-plain');
+    const st = await runGasolineAsync(['--status', '--port', String(sb.port), '--state-dir', sb.stateDir]);
+    expect(st.code, st.stderr).toBe(0);
+    expect(st.stderr).toMatch(/pairing: extension paired and verified; producers 1 verified, 1 unverified; 0 unverified records stored \(unpaired: mark\)/);
 
     const reset = await runGasolineAsync(['pair', '--reset', '--port', String(sb.port), '--state-dir', sb.stateDir]);
     expect(reset.code, reset.stderr).toBe(0);
