@@ -43,6 +43,7 @@ export function ingestPort(p: IngestParts): McpPort {
       return p.scans.run(reads ? { ...q, reads } : q);
     },
     producers: () => p.ws.producers(),
+    unverifiedRecords: () => p.ws.unverified.records,
     health: () => p.health(),
     egress: () => p.redaction.engine,
     rules: p.redaction,

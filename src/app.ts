@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { ClientRegistry } from './clients/registry.js';
 import { TrailBook } from './clients/trail.js';
 import { CommandRouter } from './clients/commands.js';
-import { MCP_PATH, writeDaemonToken } from './daemon/contract.js';
+import { bearerMatches, MCP_PATH, writeDaemonToken } from './daemon/contract.js';
+import { Pairing } from './pairing/index.js';
 import { ciAlert } from './domain/alerts/ci-alert.js';
 import { AlertHub } from './domain/alerts/hub.js';
 import { ThresholdTracker } from './domain/alerts/thresholds.js';
@@ -46,6 +47,8 @@ export interface AppOptions {
   mcpHttp?: boolean;
   /** testing: smaller bounds for the /mcp sessions */
   mcpHttpLimits?: Partial<McpHttpLimits>;
+  /** testing: fewer PBKDF2 rounds for the pairing code (the real count costs ~50 ms per attempt) */
+  pairingKdfIterations?: number;
 }
 
 /** The running app, as main and the tests hold it. */
@@ -74,6 +77,8 @@ export interface App {
   readonly mcpHttp: McpHttpDoor | null;
   /** the bearer token /mcp asks for (also in the state dir's daemon-<port>.token); null without mcpHttp */
   readonly token: string | null;
+  /** the pairing secret, the `gasoline pair` window and trust on first use (docs/SECURITY.md) */
+  readonly pairing: Pairing;
   health(): Record<string, unknown>;
   /** stop intake → drain in flight (bounded) → close sockets 1001 → close workers; idempotent */
   close(): Promise<void>;
@@ -130,8 +135,25 @@ export async function startApp(o: AppOptions): Promise<App> {
     : undefined;
   // The edge, the router and the health report point at each other. The edge calls back only
   // once it listens, and every part below exists by then.
+  const pairing = new Pairing({ stateDir: config.state_dir, unpaired: config.pairing.unpaired, tofu: config.pairing.tofu, windowMs: config.pairing.window_s * 1000, maxAttempts: config.pairing.max_attempts, ...(o.pairingKdfIterations ? { kdfIterations: o.pairingKdfIterations } : {}) });
   const edge = new Edge({
     config,
+    pairing,
+    // `gasoline pair`: only a holder of the daemon's bearer token opens a window or rotates the secret
+    pairingRoute: (authorization, query) => {
+      if (!token || !bearerMatches(authorization, token)) return { status: 401, body: { error: 'unauthorized', message: 'missing or wrong bearer token' } };
+      try {
+        if (new URLSearchParams(query).get('reset') === '1') {
+          pairing.rotate();
+          edge.ws.dropVerified();
+          return { status: 200, body: { reset: true, ...pairing.open() } };
+        }
+        return { status: 200, body: { ...pairing.open() } };
+      } catch (e) {
+        // the new secret could not be written: the old one stays in force
+        return { status: 500, body: { error: 'internal', message: `the pairing secret could not be written to the state dir: ${String(e)}` } };
+      }
+    },
     pool,
     health: () => healthAll(),
     metrics: (): Promise<string> => metrics.text(),
@@ -247,7 +269,7 @@ export async function startApp(o: AppOptions): Promise<App> {
     metrics.gauge('gasoline_mcp_sessions', 'MCP sessions of bridges on /mcp', () => live.size);
     // the scan worker starts on the first read that needs it: an idle daemon does not pay its RSS
   }
-  return { port, reader, pool, scans, ws: edge.ws, stats: edge.stats, ci, alerts, commands: router, clients, mcp, metrics, trails, mcpHttp: sessions, token, health: healthAll, close };
+  return { port, reader, pool, scans, ws: edge.ws, stats: edge.stats, ci, alerts, commands: router, clients, mcp, metrics, trails, mcpHttp: sessions, token, pairing, health: healthAll, close };
 }
 
 function sourceMaps(config: Readonly<Config>): SourceMaps {

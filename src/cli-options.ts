@@ -33,7 +33,7 @@ export type CliValues = Record<string, string | boolean | undefined>;
  * One-shot commands for people, named as the first argument (`gasoline install cursor`): they
  * parse their own arguments, and a bridge never mistakes them for its own (src/bridge/options.ts).
  */
-export const SUBCOMMANDS = ['install', 'doctor', 'export'] as const;
+export const SUBCOMMANDS = ['install', 'doctor', 'export', 'pair'] as const;
 export type Subcommand = (typeof SUBCOMMANDS)[number];
 
 export function subcommandOf(argv: readonly string[]): Subcommand | undefined {

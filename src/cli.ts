@@ -29,6 +29,8 @@ Usage:
                            gasoline install --help)
   gasoline doctor          check node, the port, the daemon, the extension, the state dir's
                            modes and the redaction rules; each failure names its fix
+  gasoline pair            print a short code to type into the extension's popup: pairs it with
+                           the daemon on --port (--reset rotates the secret; see gasoline pair --help)
   gasoline export har      the daemon's captured traffic as a HAR 1.2 file (--out FILE, --url,
                            --since CHECKPOINT|TIME, --tab, --limit; see gasoline export --help)
 
@@ -132,6 +134,10 @@ export async function main(argv = process.argv.slice(2), early: EarlyStdio | nul
   if (sub === 'doctor') {
     const { runDoctor } = await import('./doctor/index.js');
     process.exit(await runDoctor(argv.slice(1)));
+  }
+  if (sub === 'pair') {
+    const { runPair } = await import('./bridge/pair.js');
+    process.exit(await runPair(argv.slice(1)));
   }
   if (sub === 'export') {
     const { runExport } = await import('./bridge/export-har.js');

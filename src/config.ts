@@ -203,6 +203,24 @@ export const ClientsSchema = z
   })
   .strict();
 
+/**
+ * Pairing (docs/SECURITY.md). `unpaired`: what happens to records of a producer that did not prove
+ * the pairing secret — "mark" stores them and counts them as unverified (bench producers, SDKs and
+ * older extensions keep working; they never get commands), "refuse" closes such a producer at its
+ * first batch. `tofu`: pair the first extension that asks without a code, once its user accepts in
+ * the popup — off by default, since whatever holds the port first would be trusted.
+ */
+export const PairingSchema = z
+  .object({
+    unpaired: z.enum(['mark', 'refuse']).default('mark'),
+    tofu: z.boolean().default(false),
+    /** how long a `gasoline pair` code is valid */
+    window_s: z.number().int().min(10).max(3600).default(120),
+    /** wrong codes per window before it closes */
+    max_attempts: z.number().int().min(1).max(20).default(5),
+  })
+  .strict();
+
 export const ConfigSchema = z
   .object({
     port: z.number().int().min(0).max(65535).default(7890),
@@ -218,6 +236,7 @@ export const ConfigSchema = z
     limits: LimitsSchema.default(LimitsSchema.parse({})),
     pool: PoolSchema.default(PoolSchema.parse({})),
     commands: CommandsSchema.default(CommandsSchema.parse({})),
+    pairing: PairingSchema.default(PairingSchema.parse({})),
     log_level: z.enum(LOG_LEVELS).default('info'),
     /** user redaction rules and allowlist, added to the built-in rule set */
     redaction: RedactionConfigSchema.default(RedactionConfigSchema.parse({})),

@@ -20,6 +20,13 @@ export const ERRORS = {
   too_many_connections: { http: 503, wsClose: 1013, summary: 'connection limit reached' },
   connection_shed: { http: 503, wsClose: 1013, summary: 'an unauthenticated connection was closed to make room for a newer one' },
   shutting_down: { http: 503, wsClose: 1001, summary: 'server is shutting down' },
+  // --- pairing (docs/SECURITY.md): the per-connection proof and the one-time exchange
+  pairing_proof_invalid: { http: 403, wsClose: 1008, summary: 'the producer\'s pairing proof is wrong: it is not paired with this server (pair it again)' },
+  producer_unpaired: { http: 403, wsClose: 1008, summary: 'pairing.unpaired is "refuse": records are taken only from a producer that proved pairing' },
+  pairing_closed: { http: 409, wsClose: 1008, summary: 'no pairing window is open: run `gasoline pair` and type its code within two minutes' },
+  pairing_code_wrong: { http: 403, wsClose: 1008, summary: 'the pairing code is wrong; attempts are limited per window' },
+  pairing_locked: { http: 429, wsClose: 1008, summary: 'too many wrong pairing codes: the window is closed; run `gasoline pair` again' },
+  pairing_invalid: { http: 400, wsClose: 1008, summary: 'a pairing frame is malformed or out of turn' },
   // --- bridge ↔ daemon (/mcp)
   unauthorized: { http: 401, wsClose: 0, summary: 'missing or wrong bearer token' },
   invalid_client_id: { http: 400, wsClose: 0, summary: 'the x-gasoline-client header is not a valid client id' },
@@ -70,7 +77,7 @@ export const ERRORS = {
   write_failed: { http: 500, wsClose: 0, summary: 'a file the tool writes (a HAR export) could not be written: the folder or the disk refused it' },
   // --- on-demand commands (server → extension → result)
   no_extension: { http: 503, wsClose: 0, summary: 'no extension connected to run the command' },
-  extension_unverified: { http: 503, wsClose: 0, summary: 'a producer says it is the extension but did not connect with its Origin; no command is sent to it' },
+  extension_unverified: { http: 503, wsClose: 0, summary: 'a producer says it is the extension but has not proven pairing (or lacks its Origin); no command is sent to it, none of its results is taken' },
   too_many_pending: { http: 503, wsClose: 0, summary: 'too many commands waiting for the extension' },
   command_timeout: { http: 504, wsClose: 0, summary: 'the extension did not answer the command before its deadline' },
   command_failed: { http: 502, wsClose: 0, summary: 'the extension could not run the command' },

@@ -51,7 +51,8 @@ function report(p: HealthParts): Record<string, unknown> {
     uptime_s: Math.round((Date.now() - p.startedAt) / 1000),
     mode: p.config.mode,
     port: edge.port,
-    extension: { connected: producers.some((x) => x.client === 'extension'), producers },
+    extension: { connected: producers.some((x) => x.client === 'extension'), paired: producers.some((x) => x.client === 'extension' && x.verified), producers },
+    pairing: edge.ws.pairingHealth(),
     kinds,
     pool: {
       threads: pool.threads,

@@ -62,6 +62,11 @@ export function formatStatus(h: Json): string[] {
   out.push(`gasoline ${String(h.version)} on 127.0.0.1:${num(h.port)} — ${String(h.mode ?? '?')}, pid ${num(h.pid)}, up ${duration(h.uptime_s)}`);
   const ext = (h.extension ?? {}) as { connected?: boolean; producers?: Json[] };
   out.push(`extension: ${ext.connected ? 'connected' : 'not connected'}${ext.producers?.length ? ` (${ext.producers.length} producer${ext.producers.length === 1 ? '' : 's'})` : ''}`);
+  const pr = h.pairing as { verified_open?: number; unverified_open?: number; unverified_records?: number; unpaired_policy?: string; window?: { open?: boolean; expires_at?: string } } | undefined;
+  if (pr) {
+    const paired = (ext as { paired?: boolean }).paired === true;
+    out.push(`pairing: extension ${paired ? 'paired and verified' : ext.connected ? 'connected but NOT paired (run: gasoline pair)' : 'not connected'}; producers ${num(pr.verified_open)} verified, ${num(pr.unverified_open)} unverified; ${num(pr.unverified_records)} unverified records stored (unpaired: ${pr.unpaired_policy ?? '?'})${pr.window?.open ? `; a pairing window is open until ${pr.window.expires_at ?? '?'}` : ''}`);
+  }
   const http = (h.mcp_http ?? {}) as { sessions?: number; list?: Json[] };
   if (typeof http.sessions === 'number') {
     out.push(`bridge sessions: ${http.sessions}`);

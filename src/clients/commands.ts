@@ -14,6 +14,8 @@ export interface ProducerRef {
   readonly client: string;
   readonly version: string;
   readonly session: string;
+  /** it proved the pairing secret in its hello (src/pairing/) */
+  readonly verified?: boolean;
 }
 
 /** What the router needs from the WebSocket edge, nothing more. */
@@ -54,7 +56,7 @@ export interface RouterOptions {
 
 export const NO_EXTENSION = 'no extension connected: open Chrome with the Gasoline extension and track a tab (popup)';
 export const EXTENSION_UNVERIFIED =
-  'a producer says it is the extension but connected without the Gasoline extension\'s Origin, so no command is sent to it (it would see what you type and could forge answers). Open Chrome with the Gasoline extension; an unpacked build with another id needs its chrome-extension:// origin in allowed_origins';
+  'a producer says it is the extension but has not proven pairing (or connected without the Gasoline extension\'s Origin), so no command is sent to it (it would see what you type and could forge answers). Ask the user to pair the extension: `gasoline pair` prints a code to type into its popup (docs/SECURITY.md); an unpacked build with another id also needs its chrome-extension:// origin in allowed_origins';
 
 interface Pending {
   q: Query;

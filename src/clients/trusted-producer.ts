@@ -3,13 +3,13 @@
  * from the user's own extension, never from any process that said hello on the port: such a
  * process could approve whatever an agent asks.
  *
- * Today commands (and so approval requests) go only to a producer that connected with the
- * extension's Origin (src/transport/ws.ts `commandRoute`), and that is all this can check. Pairing
- * (issue 19 item 1) adds a proof to the hello and a `verified` flag on the producer record; once it
- * lands this must require it: `return p.client === 'extension' && p.verified === true;`.
+ * Commands (and so approval requests) go only to a producer that connected with the extension's
+ * Origin and proved the pairing secret in its hello (src/transport/ws.ts `commandRoute`); this
+ * checks the same proof again where a decision is taken, so a path that forgets the route's check
+ * still cannot be approved by an unpaired process.
  */
 import type { ProducerRef } from './commands.js';
 
-export function isTrustedProducer(p: ProducerRef & { readonly verified?: boolean }): boolean {
-  return p.client === 'extension';
+export function isTrustedProducer(p: ProducerRef): boolean {
+  return p.client === 'extension' && p.verified === true;
 }

@@ -149,3 +149,15 @@ export function checkToken(stateDir: string, port: number, v: DaemonView): Check
   if (uid !== undefined && (st.mode & 0o077) !== 0) return { name, status: 'fail', detail: `${path} has mode ${(st.mode & 0o777).toString(8)}, not 600`, fix: `chmod 600 ${path}` };
   return { name, status: 'ok', detail: `${path}: 0600, yours` };
 }
+
+/** Whether a connected extension proved the pairing secret (docs/SECURITY.md). */
+export function checkPairing(port: number, v: DaemonView): Check {
+  const name = 'pairing';
+  if (!v.health) return { name, status: 'skip', detail: 'no daemon to ask' };
+  const ext = (v.health.extension ?? {}) as { connected?: boolean; paired?: boolean };
+  const pr = (v.health.pairing ?? {}) as { verified_open?: number; unverified_open?: number; unverified_records?: number };
+  const counts = `${pr.verified_open ?? 0} verified, ${pr.unverified_open ?? 0} unverified producer(s); ${pr.unverified_records ?? 0} unverified records stored`;
+  if (ext.paired) return { name, status: 'ok', detail: `the extension is paired and proved it (${counts})` };
+  if (!ext.connected) return { name, status: 'skip', detail: `no extension connected to prove it (${counts})` };
+  return { name, status: 'fail', detail: `an extension is connected but did not prove pairing: it gets no commands and its records are marked unverified (${counts})`, fix: `gasoline pair --port ${port}, then type the code into the extension's popup` };
+}

@@ -81,8 +81,10 @@ no value: status and cache counts).
   of a tracked tab (reload a page loaded before); cookie values are never captured. url narrows.
 
 ## The live page (via the extension)
-These ask the extension in the developer's browser, so they need it connected (the popup shows
-"connected") and a tracked tab. Without it they fail at once and say so.
+These ask the extension in the developer's browser, so they need it connected and paired (the
+popup shows "connected"; extension_unverified means it is not paired: the user runs
+\`gasoline pair\` and types the code into the popup) and a tracked tab. Without it they fail at
+once and say so.
 - analyze({target:"dom", selector:"form button"}) — up to 50 matches (match count given): tag, id,
   classes, text (≤ 500 chars), attributes, bounding box, visibility. include_styles adds a layout
   subset of computed styles (display, position, size, margin, padding, overflow, z-index…);

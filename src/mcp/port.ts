@@ -21,6 +21,8 @@ export interface ProducerView {
   version: string;
   session: string;
   connected_at: string;
+  /** proved the pairing secret (docs/SECURITY.md); an unverified producer gets no commands */
+  verified?: boolean;
 }
 
 /** Commands to the extension, each keyed by the client that asked; answers route back to it. */
@@ -71,6 +73,8 @@ export interface McpPort {
   /** a folded read of the rings, off the main thread; rejects with no_ingest, scan_busy or scan_failed */
   fold(q: FoldQuery): Promise<FoldAnswer>;
   producers(): ProducerView[];
+  /** records stored from producers that did not prove pairing (pairing.unpaired "mark") */
+  unverifiedRecords?(): number;
   /** the /health report, or why there is no ingest */
   health(): Record<string, unknown>;
   /** egress: every answer and notification passes the rule set the workers applied at ingest */

@@ -52,6 +52,8 @@ export interface EdgeOptions {
   fetchRoute?: HttpEdgeOptions['fetchRoute'];
   onResult: NonNullable<WsEdgeOptions['onResult']>;
   onProducerChange: NonNullable<WsEdgeOptions['onProducerChange']>;
+  pairing?: WsEdgeOptions['pairing'];
+  pairingRoute?: HttpEdgeOptions['pairing'];
 }
 
 export class Edge {
@@ -68,8 +70,8 @@ export class Edge {
     const guard = createGuard(() => this.bound, o.config.allowed_origins);
     const { config, pool } = o;
     const stats = this.stats;
-    this.ws = new WsEdge({ config, pool, guard, stats, onResult: o.onResult, onProducerChange: o.onProducerChange });
-    this.http = new HttpEdge({ config, pool, guard, stats, health: o.health, metrics: o.metrics, ciResult: o.ciResult, ...(o.fetchRoute ? { fetchRoute: o.fetchRoute } : {}) });
+    this.ws = new WsEdge({ config, pool, guard, stats, onResult: o.onResult, onProducerChange: o.onProducerChange, ...(o.pairing ? { pairing: o.pairing } : {}) });
+    this.http = new HttpEdge({ config, pool, guard, stats, health: o.health, metrics: o.metrics, ciResult: o.ciResult, ...(o.fetchRoute ? { fetchRoute: o.fetchRoute } : {}), ...(o.pairingRoute ? { pairing: o.pairingRoute } : {}) });
     this.app = uws.App();
     this.ws.attach(this.app);
     this.http.attach(this.app);

@@ -24,6 +24,8 @@ export interface HttpEdgeOptions {
   ciResult: (body: unknown) => { status: number; body: Record<string, unknown> };
   /** a web-standard handler served on one path (MCP for bridges: /mcp), every method; injected so the edge knows nothing of MCP */
   fetchRoute?: { path: string; handler: FetchHandler; maxBody: number };
+  /** POST /pairing (`gasoline pair`): the handler checks the bearer token itself; no body is read */
+  pairing?: (authorization: string, query: string) => { status: number; body: Record<string, unknown> };
 }
 
 /** Prometheus text exposition 0.0.4, what every scraper accepts */
@@ -31,6 +33,9 @@ const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 const STATUS_TEXT: Record<number, string> = {
   200: 'OK',
+  401: 'Unauthorized',
+  409: 'Conflict',
+  429: 'Too Many Requests',
   400: 'Bad Request',
   403: 'Forbidden',
   404: 'Not Found',
@@ -60,6 +65,8 @@ export class HttpEdge {
     }
     app.post('/ci-result', (res, req) => this.ci(res, req));
     app.get('/health', (res, req) => this.health(res, req));
+    const pairing = this.o.pairing;
+    if (pairing) app.post('/pairing', (res, req) => this.pairing(res, req, pairing));
     app.get('/metrics', (res, req) => this.metrics(res, req));
     const fr = this.o.fetchRoute;
     if (fr) app.any(fr.path, (res, req) => this.fetchRoute(res, req, fr));
@@ -167,6 +174,15 @@ export class HttpEdge {
       const out = this.o.ciResult(parsed);
       this.json(a.reply, out.status, out.body);
     });
+  }
+
+  private pairing(res: HttpResponse, req: HttpRequest, handle: NonNullable<HttpEdgeOptions['pairing']>): void {
+    this.o.stats.httpRequests++;
+    const reply: Reply = { res, aborted: false };
+    const refused = this.o.guard.check(req.getHeader('host'), req.getHeader('origin'));
+    if (refused) return this.fail(reply, refused, undefined, true);
+    const out = handle(req.getHeader('authorization'), req.getQuery() ?? '');
+    this.json(reply, out.status, out.body);
   }
 
   private health(res: HttpResponse, req: HttpRequest): void {

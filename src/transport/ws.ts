@@ -4,7 +4,7 @@
  * the per-connection and per-session state machine (hello → ready), ordering per session,
  * acks (cumulative, coalesced per task), nacks, backpressure and closes.
  */
-import { pack } from 'msgpackr';
+import { pack, unpack } from 'msgpackr';
 import { ERRORS, type ErrorCode } from '../errors.js';
 import type { ItemOutcome, RecordError, WsItem } from '../pool/messages.js';
 import type { Pending } from '../pool/dispatcher.js';
@@ -18,6 +18,9 @@ import type { Guard } from './guard.js';
 import { SessionTable, type Session } from './sessions.js';
 import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket } from './uws.js';
 import { VERSION } from '../version.js';
+import type { Challenge, Pairing } from '../pairing/index.js';
+import type { HelloAuth } from '../domain/ingest/outcome.js';
+import type { ExchangeKeys } from '../pairing/proof.js';
 
 interface QueuedFrame {
   conn: Conn;
@@ -40,10 +43,18 @@ export interface ProducerInfo {
   version: string;
   session: string;
   connected_at: string;
+  /** proved the pairing secret on this connection (docs/SECURITY.md); only such a producer gets commands */
+  verified: boolean;
 }
 
 export class Conn {
-  state: 'new' | 'awaiting_hello' | 'ready' | 'closed' = 'new';
+  state: 'new' | 'awaiting_hello' | 'ready' | 'pairing' | 'closed' = 'new';
+  /** the welcome's challenge, until the producer's `auth` frame answers it (its first frame after hello) */
+  challenge: Challenge | null = null;
+  /** proved the pairing secret: the one flag commands, results and record marking follow */
+  verified = false;
+  /** a pairing exchange in progress (state 'pairing'); 'busy' while its code is being checked */
+  exchange: ExchangeKeys | 'busy' | null = null;
   session: Session | null = null;
   readonly waiting: QueuedFrame[] = [];
   helloTimer: NodeJS.Timeout | undefined;
@@ -64,8 +75,9 @@ export class Conn {
   ) {}
 
   /**
-   * The one place "authenticated producer" is decided: our extension's Origin and a hello. Pairing
-   * (a later issue) adds its proof here; slots and commands follow whatever this says.
+   * An "authenticated producer" for connection slots: our extension's Origin and a hello. Commands
+   * and results need more: `verified`, the pairing proof (an Origin header proves nothing to a
+   * local process).
    */
   get authenticated(): boolean {
     return this.trust === 'extension_origin' && this.state === 'ready';
@@ -84,7 +96,12 @@ export interface WsEdgeOptions {
   /** `result` frames (answers to our commands) go here */
   onResult?: (conn: Conn, r: Extract<ItemOutcome, { kind: 'result' }>) => void;
   onProducerChange?: (event: 'connected' | 'disconnected', p: ProducerInfo) => void;
+  /** the pairing secret and policy; without it no producer is ever verified */
+  pairing?: Pairing;
 }
+
+/** an `auth` or `pair` frame is a few hundred bytes; anything larger is not one (decoded on main) */
+const MAX_PAIRING_FRAME = 1024;
 
 const MAX_DEFERRED = 256;
 /** the reason uWS (WebSocketProtocol.h, ERR_TOO_BIG_MESSAGE) gives when it cuts an over-long frame */
@@ -101,6 +118,8 @@ export class WsEdge {
   private nextConnId = 1;
   private accepting = true;
   private deadlineTimer: NodeJS.Timeout | undefined;
+  /** records stored from producers that did not prove pairing ("mark"), and refusals ("refuse") */
+  readonly unverified = { records: 0, batches: 0, results_dropped: 0, refused: 0 };
 
   constructor(private readonly o: WsEdgeOptions) {
     this.sessions = new SessionTable(o.config.limits.max_sessions);
@@ -129,7 +148,7 @@ export class WsEdge {
     let unverified = false;
     for (const c of this.conns) {
       if (c.state !== 'ready' || c.producer?.client !== 'extension') continue;
-      if (!c.authenticated) unverified = true;
+      if (!c.authenticated || !c.verified) unverified = true;
       else if (!best || c.id > best.id) best = c;
     }
     if (best) return { producer: best.producer! };
@@ -277,6 +296,8 @@ export class WsEdge {
       this.closeWith(conn, 'frame_too_large', `frame of ${msg.byteLength} bytes; max_frame is ${this.o.config.limits.max_frame}`);
       return;
     }
+    if (conn.state === 'pairing') return this.pairFrame(conn, msg);
+    if (conn.challenge && conn.state === 'ready' && this.proofFrame(conn, msg)) return;
     // The one copy: uWS neuters `msg` when this callback returns.
     const slice = this.o.pool.arena.copyIn(new Uint8Array(msg));
     if (!slice) {
@@ -340,6 +361,18 @@ export class WsEdge {
       this.discardWaiting(conn);
       return;
     }
+    const pairing = this.o.pairing;
+    if (r.auth?.pair) {
+      this.discardWaiting(conn);
+      this.beginPair(conn, r.auth);
+      return;
+    }
+    if (pairing?.policy === 'refuse' && r.auth?.v !== 1) {
+      this.unverified.refused++;
+      this.closeWith(conn, 'producer_unpaired', 'this server takes records only from a paired producer (pairing.unpaired "refuse"); pair it: gasoline pair');
+      this.discardWaiting(conn);
+      return;
+    }
     const session = this.sessions.attach(r.session, r.last_acked_seq, Date.now());
     if (!session) {
       this.closeWith(conn, 'too_many_connections', 'session table full');
@@ -349,16 +382,29 @@ export class WsEdge {
     clearTimeout(conn.helloTimer);
     conn.session = session;
     conn.state = 'ready';
-    conn.producer = { id: conn.id, client: r.client, version: r.version, session: r.session, connected_at: new Date().toISOString() };
+    conn.producer = { id: conn.id, client: r.client, version: r.version, session: r.session, connected_at: new Date().toISOString(), verified: false };
     const limits = this.o.config.limits;
-    this.send(conn, {
+    const welcome: Record<string, unknown> = {
       t: 'welcome',
       v: 1,
       server_version: VERSION,
       max_frame: limits.max_frame,
       max_events_per_batch: limits.max_events_per_batch,
       resume_from_seq: session.applied + 1,
-    });
+    };
+    // A producer that sent a nonce gets our proof and owes us its own, as its next frame.
+    if (pairing && r.auth?.v === 1) {
+      conn.challenge = pairing.challenge(r.auth.nonce);
+      welcome.auth = conn.challenge.welcome;
+      // under "refuse", nothing sent ahead of the proof is taken (our extension waits for welcome)
+      if (pairing.policy === 'refuse' && conn.waiting.length) {
+        this.unverified.refused++;
+        this.closeWith(conn, 'producer_unpaired', 'frames sent before the pairing proof are refused (pairing.unpaired "refuse")');
+        this.discardWaiting(conn);
+        return;
+      }
+    }
+    this.send(conn, welcome);
     this.o.onProducerChange?.('connected', conn.producer);
     const waiting = conn.waiting.splice(0);
     for (const f of waiting) this.enqueue(session, f);
@@ -459,6 +505,10 @@ export class WsEdge {
     switch (a.t) {
       case 'ack':
         if (a.seq > session.applied) session.applied = a.seq;
+        if (!conn.verified) {
+          this.unverified.records += a.accepted;
+          this.unverified.batches++;
+        }
         this.mergeAck(conn, a.seq, a.accepted, a.rejected, a.errors);
         return;
       case 'nack':
@@ -479,6 +529,11 @@ export class WsEdge {
         this.send(conn, a);
         return;
       case 'result':
+        // no command went to it, and it must not answer one sent to another (issue 19)
+        if (!conn.verified) {
+          this.unverified.results_dropped++;
+          return;
+        }
         this.o.onResult?.(conn, a.result);
         return;
       case 'none':
@@ -535,6 +590,104 @@ export class WsEdge {
       while (conn.deferred.length && ws.getBufferedAmount() <= limit) ws.send(conn.deferred.shift()!, true);
     });
     if (conn.deferred.length === 0) this.flushAck(conn);
+  }
+
+  /**
+   * The producer's answer to the welcome's challenge: its first frame after hello, decoded here on
+   * main (it is tiny and must be settled before the frames behind it are marked). True when it was
+   * an `auth` frame (taken, or the connection closed); false: any other frame, which leaves the
+   * producer unverified (or closes it under "refuse").
+   */
+  private proofFrame(conn: Conn, msg: ArrayBuffer): boolean {
+    const challenge = conn.challenge!;
+    conn.challenge = null;
+    const f = msg.byteLength <= MAX_PAIRING_FRAME ? smallFrame(msg) : null;
+    const pairing = this.o.pairing!;
+    if (f?.t !== 'auth') {
+      if (pairing.policy === 'refuse') {
+        this.unverified.refused++;
+        this.closeWith(conn, 'producer_unpaired', 'the first frame after welcome must be auth with the pairing proof (pairing.unpaired "refuse")');
+        return true;
+      }
+      return false;
+    }
+    if (!pairing.check(f.proof, challenge)) {
+      this.closeWith(conn, 'pairing_proof_invalid', 'wrong pairing proof: this producer is not paired with this server, or the pairing was reset; pair it again (gasoline pair)');
+      return true;
+    }
+    conn.verified = true;
+    if (conn.producer) conn.producer.verified = true;
+    return true;
+  }
+
+  /** The first half of a one-time pairing exchange (hello with auth.pair): this connection never becomes a producer. */
+  private beginPair(conn: Conn, auth: HelloAuth): void {
+    const pairing = this.o.pairing;
+    const r = pairing ? pairing.begin(auth.pair!.mode, auth.pair!.pub, auth.nonce) : { ok: false as const, code: 'pairing_closed' as const, message: 'this server has no pairing' };
+    clearTimeout(conn.helloTimer);
+    if (!r.ok) {
+      this.send(conn, { t: 'error', code: r.code, message: r.message });
+      this.closeWith(conn, r.code, r.message);
+      return;
+    }
+    conn.state = 'pairing';
+    conn.exchange = r.x;
+    this.send(conn, { t: 'pair', step: 'challenge', v: 1, pub: r.x.serverPub, nonce: r.x.serverNonce });
+  }
+
+  /** The second half: the producer's confirmation tag, checked off the main thread (PBKDF2). */
+  private pairFrame(conn: Conn, msg: ArrayBuffer): void {
+    const x = conn.exchange;
+    const f = msg.byteLength <= MAX_PAIRING_FRAME ? smallFrame(msg) : null;
+    if (!x || x === 'busy' || f?.t !== 'pair' || f.step !== 'confirm') {
+      this.send(conn, { t: 'error', code: 'pairing_invalid', message: 'expected one pair frame {step: "confirm", proof}' });
+      this.closeWith(conn, 'pairing_invalid');
+      return;
+    }
+    conn.exchange = 'busy';
+    void this.o.pairing!.finish(x, f.proof).then(
+      (r) => {
+        if (conn.state === 'closed') return;
+        if (!r.ok) {
+          this.send(conn, { t: 'error', code: r.code, message: r.message });
+          this.closeWith(conn, r.code, r.message);
+          return;
+        }
+        this.send(conn, { t: 'paired', v: 1, proof: r.proof, iv: r.iv, sealed: r.sealed });
+        this.markClosed(conn);
+        try {
+          conn.ws?.end(1000, 'paired');
+        } catch {
+          // the peer went first
+        }
+      },
+      (e: unknown) => this.closeWith(conn, 'internal', String(e)),
+    );
+  }
+
+  /** `gasoline pair --reset`: whoever proved the old secret proves nothing now; they reconnect and must pair again. */
+  dropVerified(): void {
+    for (const c of [...this.conns]) if (c.verified) this.closeWith(c, 'pairing_proof_invalid', 'the pairing secret was reset (gasoline pair --reset): pair again');
+  }
+
+  /** What /health shows of pairing on this edge. */
+  pairingHealth(): Record<string, unknown> {
+    let verified = 0;
+    let unverified = 0;
+    for (const c of this.conns) if (c.state === 'ready') c.verified ? verified++ : unverified++;
+    const p = this.o.pairing;
+    return {
+      unpaired_policy: p?.policy ?? 'mark',
+      tofu_offered: p?.tofuOffered ?? false,
+      window: p?.windowState() ?? { open: false },
+      verified_open: verified,
+      unverified_open: unverified,
+      unverified_records: this.unverified.records,
+      unverified_batches: this.unverified.batches,
+      unverified_results_dropped: this.unverified.results_dropped,
+      refused: this.unverified.refused,
+      ...(p ? p.stats : {}),
+    };
   }
 
   closeWith(conn: Conn, code: ErrorCode, reason?: string): void {
@@ -611,5 +764,15 @@ export function wsAnswer(o: ItemOutcome, at: { retryAfterMs: number; resumeFrom:
     case 'stored':
     case 'refused':
       return { t: 'none', bug: `http outcome ${o.kind} on a websocket item` };
+  }
+}
+
+/** A pairing frame (≤ MAX_PAIRING_FRAME bytes) decoded on main; null when it is not a msgpack map. */
+function smallFrame(msg: ArrayBuffer): Record<string, unknown> | null {
+  try {
+    const f = unpack(new Uint8Array(msg)) as unknown;
+    return f && typeof f === 'object' && !Array.isArray(f) ? (f as Record<string, unknown>) : null;
+  } catch {
+    return null;
   }
 }

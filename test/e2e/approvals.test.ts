@@ -15,6 +15,8 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/net.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { newSecret } from '../../src/pairing/index.js';
+import { TEST_PAIRING_KEY } from '../helpers/pairing-key.js';
 import { hasChromium, launchWithExtension, SKIP_REASON, type Launched } from './helpers/chromium.js';
 import { startFixture, type Fixture } from './helpers/fixture-server.js';
 
@@ -47,6 +49,8 @@ describe.skipIf(!hasChromium)('approvals in real Chromium', () => {
     const cfg = join(dir, 'config.json');
     // the default policy (ask) spelled out; a long wait so the test's click lands within one call
     writeFileSync(cfg, JSON.stringify({ commands: { wait_ms: 20_000 }, approvals: { policy: { mutating: 'ask', destructive: 'ask' } } }));
+    // paired as `gasoline pair` leaves it: the extension's config.json holds the same secret
+    newSecret(join(dir, 'state'), TEST_PAIRING_KEY);
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [BIN, '--standalone'],

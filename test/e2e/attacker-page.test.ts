@@ -188,7 +188,7 @@ describe.skipIf(!hasChromium)('a real Chromium page attacking the ingest server:
     const h = await health(s.app.port);
     expect(h.edge.refused.origin_refused).toBe(2);
     expect(h.edge.connections_total).toBe(0);
-    expect(h.extension).toEqual({ connected: false, producers: [] });
+    expect(h.extension).toEqual({ connected: false, paired: false, producers: [] });
     expect(h.kinds.logs.received).toBe(0);
     await onlyTheMarker(s, 'ws', ['hijack']);
   }, 30_000);

@@ -21,6 +21,9 @@ const eventually = <T>(what: string, fn: () => Promise<T | null | false | undefi
 
 if (!hasChromium) console.warn(SKIP_REASON);
 
+import { newSecret } from '../../src/pairing/index.js';
+import { TEST_PAIRING_KEY } from '../helpers/pairing-key.js';
+
 const BIN = fileURLToPath(new URL('../../bin/gasoline', import.meta.url));
 /** small enough that one deliberately huge DOM answer passes it, large enough for every other */
 const MAX_FRAME = 48 * 1024;
@@ -37,6 +40,8 @@ async function startGasoline(): Promise<{ client: Client; port: number; dir: str
   const cfg = join(dir, 'config.json');
   // approvals are allowed here: these tests drive the page; test/e2e/approvals.test.ts asks the user
   writeFileSync(cfg, JSON.stringify({ limits: { max_frame: MAX_FRAME }, commands: { wait_ms: 8000 }, approvals: { policy: { mutating: 'allow', destructive: 'allow' } } }));
+  // paired as a user's earlier `gasoline pair` would have left it: the extension's config.json holds the same secret
+  newSecret(join(dir, 'state'), TEST_PAIRING_KEY);
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [BIN, '--standalone'],

@@ -3,6 +3,7 @@
  */
 import WebSocket from 'ws';
 import { Packr, unpack } from 'msgpackr';
+import { nonce, producerProof, serverProof } from '../../src/pairing/index.js';
 
 const packr = new Packr({ useRecords: true });
 
@@ -76,9 +77,30 @@ export class Producer {
     });
   }
 
-  async hello(session: string, extra: Record<string, unknown> = {}): Promise<ServerFrame> {
-    this.send({ t: 'hello', v: 1, client: 'bench', version: 'test', session, ...extra });
-    return this.next((f) => f.t === 'welcome');
+  /**
+   * Says hello (as a bench producer unless `extra` says otherwise). With `key` (the server's pairing
+   * secret, hex: `app.pairing` or a preseeded one) it runs the pairing handshake as the extension
+   * does: checks the welcome's proof and answers with its own, so the server verifies it.
+   */
+  async hello(session: string, extra: Record<string, unknown> & { key?: string } = {}): Promise<ServerFrame> {
+    const { key, ...fields } = extra;
+    if (key === undefined) {
+      this.send({ t: 'hello', v: 1, client: 'bench', version: 'test', session, ...fields });
+      return this.next((f) => f.t === 'welcome');
+    }
+    const nc = nonce();
+    this.send({ t: 'hello', v: 1, client: 'bench', version: 'test', session, auth: { v: 1, nonce: nc }, ...fields });
+    const welcome = await this.next((f) => f.t === 'welcome');
+    const auth = welcome.auth as { nonce: string; proof: string } | undefined;
+    const secret = Buffer.from(key, 'hex');
+    if (!auth || auth.proof !== serverProof(secret, nc, auth.nonce)) throw new Error('the server did not prove the pairing key');
+    this.send({ t: 'auth', proof: producerProof(secret, nc, auth.nonce) });
+    // The server settles auth as it arrives and a ping after it goes through a worker: its pong
+    // means the proof was taken (or the socket closed), so a test may call a command right away.
+    const ts = Math.random();
+    this.send({ t: 'ping', ts });
+    await this.next((f) => f.t === 'pong' && f.ts === ts);
+    return welcome;
   }
 
   ackFor(seq: number, timeoutMs = 5000): Promise<ServerFrame> {

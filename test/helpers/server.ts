@@ -2,13 +2,18 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { startApp, type App, type AppOptions } from '../../src/app.js';
 import { setLogLevel } from '../../src/log.js';
 import { tempStateDir } from './state-dir.js';
+import { newSecret, readSecret } from '../../src/pairing/index.js';
+
+import { TEST_PAIRING_KEY } from './pairing-key.js';
+
+export { TEST_PAIRING_KEY };
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };
 
 const KiB = 1024;
 
 /** A real server on 127.0.0.1:0 with small rings and one worker unless told otherwise. */
-export async function startTestServer(over: DeepPartial<Config> = {}, opts: { faultInjection?: boolean; mcpHttp?: boolean; mcpHttpLimits?: AppOptions['mcpHttpLimits'] } = {}): Promise<App> {
+export async function startTestServer(over: DeepPartial<Config> = {}, opts: { faultInjection?: boolean; mcpHttp?: boolean; mcpHttpLimits?: AppOptions['mcpHttpLimits']; pairingKey?: string; pairingKdfIterations?: number } = {}): Promise<App> {
   const base: Record<string, unknown> = {
     port: 0,
     mode: 'server',
@@ -23,8 +28,9 @@ export async function startTestServer(over: DeepPartial<Config> = {}, opts: { fa
   };
   const merged = merge(base, over as Record<string, unknown>);
   const config = loadConfig({ flags: merged, env: {} });
+  if (!readSecret(config.state_dir)) newSecret(config.state_dir, opts.pairingKey ?? TEST_PAIRING_KEY);
   setLogLevel(config.log_level);
-  return startApp({ config, faultInjection: opts.faultInjection ?? false, ...(opts.mcpHttp ? { mcpHttp: true } : {}), ...(opts.mcpHttpLimits ? { mcpHttpLimits: opts.mcpHttpLimits } : {}) });
+  return startApp({ config, faultInjection: opts.faultInjection ?? false, ...(opts.mcpHttp ? { mcpHttp: true } : {}), ...(opts.mcpHttpLimits ? { mcpHttpLimits: opts.mcpHttpLimits } : {}), ...(opts.pairingKdfIterations ? { pairingKdfIterations: opts.pairingKdfIterations } : {}) });
 }
 
 function merge(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {

@@ -16,6 +16,7 @@ import { EXTENSION_ORIGIN } from '../../src/domain/extension-id.js';
 import { callTool, connectAgent } from '../helpers/mcp-agent.js';
 import { Producer, type ServerFrame } from '../helpers/producer.js';
 import { startTestServer } from '../helpers/server.js';
+import { TEST_PAIRING_KEY } from '../helpers/pairing-key.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 let server: App;
@@ -25,7 +26,8 @@ const agent = (clientId: string, waitMs = 3000): Promise<Client> => connectAgent
 
 async function extension(): Promise<Producer> {
   const p = await Producer.connect(server.port, { origin: EXTENSION_ORIGIN });
-  await p.hello(`ext-${Math.random().toString(36).slice(2)}`, { client: 'extension' });
+  // the user's paired extension: only a producer that proves the pairing key may decide
+  await p.hello(`ext-${Math.random().toString(36).slice(2)}`, { client: 'extension', key: TEST_PAIRING_KEY });
   open.push(p);
   return p;
 }

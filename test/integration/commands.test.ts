@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { EXTENSION_ORIGIN } from '../../src/domain/extension-id.js';
 import { Producer, type ServerFrame } from '../helpers/producer.js';
-import { startTestServer } from '../helpers/server.js';
+import { startTestServer, TEST_PAIRING_KEY } from '../helpers/server.js';
 import { callTool, connectAgent } from '../helpers/mcp-agent.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -22,7 +22,7 @@ const call = callTool;
 
 async function extension(): Promise<Producer> {
   const p = await Producer.connect(server.port, { origin: EXTENSION_ORIGIN });
-  await p.hello(`ext-${Math.random().toString(36).slice(2)}`, { client: 'extension' });
+  await p.hello(`ext-${Math.random().toString(36).slice(2)}`, { client: 'extension', key: TEST_PAIRING_KEY });
   open.push(p);
   return p;
 }

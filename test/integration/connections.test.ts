@@ -12,7 +12,7 @@ import { EXTENSION_ORIGIN } from '../../src/domain/extension-id.js';
 import { callTool, connectAgent } from '../helpers/mcp-agent.js';
 import { Producer, type ServerFrame } from '../helpers/producer.js';
 import { RawWs } from '../helpers/raw-ws.js';
-import { startTestServer } from '../helpers/server.js';
+import { startTestServer, TEST_PAIRING_KEY } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const stateDir = mkdtempSync('/tmp/gasoline-conns-');
@@ -64,13 +64,13 @@ describe('connection slots (#18 item 4)', () => {
     const rest = flood(1000);
     const ext = await Producer.connect(server.port, { origin: EXTENSION_ORIGIN });
     open.push(ext);
-    await ext.hello('real-ext', { client: 'extension', version: '1.0.0' });
+    await ext.hello('real-ext', { client: 'extension', version: '1.0.0', key: TEST_PAIRING_KEY });
     await rest;
     expect(Date.now() - t0).toBeLessThan(25_000);
     // a second extension connection after the flood is let in too
     const ext2 = await Producer.connect(server.port, { origin: EXTENSION_ORIGIN });
     open.push(ext2);
-    await ext2.hello('real-ext-2', { client: 'extension', version: '1.0.0' });
+    await ext2.hello('real-ext-2', { client: 'extension', version: '1.0.0', key: TEST_PAIRING_KEY });
     expect(ext.closeCode).toBeUndefined();
     expect(ext2.closeCode).toBeUndefined();
     // the flood itself never got a refusal: it shed its own oldest sockets
@@ -214,7 +214,7 @@ describe('commands go only to our extension (#18 item 8)', () => {
   it('with both connected, the command goes to the extension with our Origin and its answer names that producer', async () => {
     const ext = await Producer.connect(server.port, { origin: EXTENSION_ORIGIN });
     open.push(ext);
-    await ext.hello('real-session', { client: 'extension', version: '2.3.4' });
+    await ext.hello('real-session', { client: 'extension', version: '2.3.4', key: TEST_PAIRING_KEY });
     const impostor = await Producer.connect(server.port);
     open.push(impostor);
     await impostor.hello('impostor-2', { client: 'extension', version: '9.9.9' });

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanup, health, runGasolineAsync, sandbox, startServer, type Sandbox } from '../helpers/bridge.js';
 import { freePort } from '../helpers/net.js';
+import { readSecret } from '../../src/pairing/index.js';
 import { Producer } from '../helpers/producer.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -60,9 +61,22 @@ describe('gasoline doctor', () => {
       await waitFor('the extension in /health', async () => ((await health(sb.port))?.extension as { connected?: boolean } | undefined)?.connected, 10_000);
       const again = await runGasolineAsync(['doctor', ...sb.args]);
       expect(line(again.stderr, 'extension')).toMatch(/^ {2}ok +extension +connected \(1 producer\)/);
-      expect(again.code, again.stderr).toBe(0);
+      // connected is not paired: that producer proved nothing (issue 19)
+      expect(line(again.stderr, 'pairing')).toMatch(/^ {2}FAIL +pairing +an extension is connected but did not prove pairing.*0 verified, 1 unverified/);
+      expect(again.stderr).toContain(`fix: gasoline pair --port ${sb.port}`);
+      expect(again.code).toBe(1);
     } finally {
       p.close();
+    }
+    const paired = await Producer.connect(sb.port);
+    try {
+      await paired.hello('doctor-paired', { client: 'extension', version: '0.1.0', key: readSecret(sb.stateDir)!.key });
+      await waitFor('a verified extension in /health', async () => ((await health(sb.port))?.extension as { paired?: boolean } | undefined)?.paired, 10_000);
+      const third = await runGasolineAsync(['doctor', ...sb.args]);
+      expect(line(third.stderr, 'pairing')).toMatch(/^ {2}ok +pairing +the extension is paired and proved it \(1 verified, 0 unverified/);
+      expect(third.code, third.stderr).toBe(0);
+    } finally {
+      paired.close();
     }
   });
 

@@ -18,7 +18,7 @@ import { readDaemonToken } from '../../src/daemon/contract.js';
 import { EXTENSION_ORIGIN } from '../../src/domain/extension-id.js';
 import { callTool } from '../helpers/mcp-agent.js';
 import { batch, logRecord, Producer, type ServerFrame } from '../helpers/producer.js';
-import { startTestServer } from '../helpers/server.js';
+import { startTestServer, TEST_PAIRING_KEY } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 let server: App;
@@ -41,7 +41,7 @@ async function bridge(clientId: string | undefined, onNote?: (n: { level: string
 
 async function producer(session: string, opts: { origin?: string; client?: string } = {}): Promise<Producer> {
   const p = await Producer.connect(server.port, opts.origin ? { origin: opts.origin } : {});
-  await p.hello(session, opts.client ? { client: opts.client } : {});
+  await p.hello(session, opts.client ? { client: opts.client, key: TEST_PAIRING_KEY } : {});
   producers.push(p);
   return p;
 }

@@ -13,7 +13,7 @@ import type { App } from '../../src/app.js';
 import { kindId } from '../../src/domain/kinds.js';
 import { PAGE_NOTE } from '../../src/mcp/render/page-text.js';
 import { batch, Producer, type ServerFrame } from '../helpers/producer.js';
-import { startTestServer } from '../helpers/server.js';
+import { startTestServer, TEST_PAIRING_KEY } from '../helpers/server.js';
 import { connectAgent } from '../helpers/mcp-agent.js';
 import { EXTENSION_ORIGIN } from '../../src/domain/extension-id.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -178,7 +178,7 @@ describe('command results from the page (#18 item 2)', () => {
 
   it('page_info, dom and interact answers keep titles, urls, labels and details on their lines', async () => {
     const ext = await Producer.connect(server.port, { origin: EXTENSION_ORIGIN });
-    await ext.hello('page-text-ext', { client: 'extension' });
+    await ext.hello('page-text-ext', { client: 'extension', key: TEST_PAIRING_KEY });
     const agent = await connectAgent(server, stateDir, 'page-text-cmd', { commands: { wait_ms: 3000 } });
     const call = async (name: string, args: Record<string, unknown>, n: number, result: unknown): Promise<string> => {
       const pending = agent.callTool({ name, arguments: args });

@@ -2,6 +2,7 @@
 import { normalizeSettings, type PopupStatus, type Settings } from '../shared/settings.js';
 import type { ToWorker } from '../shared/protocol.js';
 import { refreshApprovals } from './approvals.js';
+import { renderPairing, wirePairing } from './pairing.js';
 
 const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
 const TOGGLES = ['capture_websockets', 'capture_bodies', 'allow_agent_control'] as const;
@@ -10,6 +11,7 @@ const STATE_TEXT: Record<string, string> = {
   connecting: 'connecting…',
   handshake: 'connecting…',
   backoff: 'server not reachable',
+  refused: 'not sending (pairing)',
   stopped: 'stopped',
 };
 
@@ -29,6 +31,7 @@ function render(s: PopupStatus): void {
   $('dot').className = `dot ${st.kind}`;
   $('state').textContent = STATE_TEXT[st.kind] ?? st.kind;
   $('server').textContent = `${s.transport.url}${st.kind === 'connected' ? ` · server ${st.server_version}` : ''}`;
+  renderPairing(s);
   $('error').textContent = st.kind === 'backoff' ? `${st.last_error}; retrying in ${Math.max(0, Math.round((st.retry_at - Date.now()) / 1000))} s — is \`gasoline\` running on this port?` : '';
 
   const track = $<HTMLInputElement>('track-tab');
@@ -82,6 +85,7 @@ async function main(): Promise<void> {
     const port = Number((e.target as HTMLInputElement).value);
     if (Number.isInteger(port) && port > 0 && port < 65536) void saveSettings({ server_port: port }).then(refresh);
   });
+  wirePairing(ask, render);
   await refresh();
   await refreshApprovals().catch(() => undefined);
   setInterval(() => {

@@ -49,7 +49,10 @@ export type ToWorker =
   | { t: 'set_tab_tracked'; tab_id: number; on: boolean }
   // the popup's approvals list and the user's decision (sw/approvals.ts)
   | { t: 'approvals' }
-  | { t: 'approval_decide'; id: string; decision: 'approve' | 'approve_window' | 'deny'; minutes?: 5 | 15 | 60 };
+  | { t: 'approval_decide'; id: string; decision: 'approve' | 'approve_window' | 'deny'; minutes?: 5 | 15 | 60 }
+  /** pairing (popup): type the code, accept trust on first use, or forget the secret */
+  | { t: 'pair'; code: string | null }
+  | { t: 'forget_pairing' };
 
 export interface CaptureReply {
   ok: boolean;
@@ -65,6 +68,8 @@ export interface HelloFrame {
   version: string;
   session: string;
   last_acked_seq?: number;
+  /** pairing: our nonce for this connection (PROTOCOL.md "Pairing") */
+  auth?: { v: 1; nonce: string };
 }
 
 export interface BatchFrame extends RecordsByKind {
@@ -76,7 +81,7 @@ export interface BatchFrame extends RecordsByKind {
 }
 
 export type ServerFrame =
-  | { t: 'welcome'; v: number; server_version?: string; max_frame?: number; max_events_per_batch?: number; resume_from_seq: number }
+  | { t: 'welcome'; v: number; server_version?: string; max_frame?: number; max_events_per_batch?: number; resume_from_seq: number; auth?: { v: number; nonce: string; proof: string; tofu?: boolean } }
   | { t: 'ack'; seq: number; accepted?: number; rejected?: number; errors?: Array<{ index: number; kind: string; code: string; message: string }> }
   | { t: 'nack'; seq: number; code?: string; retry_after_ms?: number; resume_from_seq?: number }
   | { t: 'error'; code: string; message?: string; retry_after_ms?: number; seq?: number }

@@ -29,6 +29,8 @@ export interface FileConfig {
   /** preset toggles, applied only while the user has not chosen */
   captureBodies?: boolean;
   captureWebSockets?: boolean;
+  /** the server's pairing secret (hex), as `gasoline pair` would have left it: e2e runs start paired */
+  pairingKey?: string;
 }
 
 export function normalizeSettings(raw: unknown): Settings {
@@ -49,4 +51,6 @@ export interface PopupStatus {
   tab: { id: number; tracked: boolean; reason: string } | null;
   tracking: { mode: 'all' | 'active' | 'chosen'; chosen: number };
   transport: import('../sw/transport.js').TransportStatus;
+  /** whether we hold a pairing secret, since when, and the last pairing attempt's outcome */
+  pairing: { paired: boolean; paired_at: string | null; preset: boolean; last: { ok: boolean; message: string } | null; busy: boolean };
 }

@@ -11,6 +11,7 @@ import { Approvals, type ApprovalChoice } from './approvals.js';
 import { securityRecord } from './security-headers.js';
 import { Tracking } from './tracking.js';
 import { Transport, type SocketLike } from './transport.js';
+import { handshakeProofs, newNonce, pair, sameHex } from './pairing.js';
 import { WakeAlarm } from './wake-alarm.js';
 import { DEFAULT_SETTINGS, normalizeSettings, type FileConfig, type PopupStatus, type Settings } from '../shared/settings.js';
 import type { CaptureConfig, CaptureReply, RecordsByKind, ToWorker } from '../shared/protocol.js';
@@ -18,6 +19,8 @@ import type { CaptureConfig, CaptureReply, RecordsByKind, ToWorker } from '../sh
 declare const __GASOLINE_VERSION__: string;
 
 const SETTINGS_KEY = 'settings';
+/** the pairing secret lives in chrome.storage.local, never in sync storage nor in a page's reach */
+const PAIRING_KEY = 'pairing';
 const WAKE_ALARM = 'gasoline.wake';
 /** a fresh session per worker lifetime: what the old worker had unacked died with it */
 const SESSION = crypto.randomUUID();
@@ -29,6 +32,9 @@ let approvals: Approvals;
 let fileCfg: FileConfig = {};
 let settings: Settings = { ...DEFAULT_SETTINGS };
 let transport: Transport | null = null;
+let pairing: { key: string; paired_at: string } | null = null;
+let lastPairing: { ok: boolean; message: string } | null = null;
+let pairingBusy = false;
 const recentChunks = new Set<string>();
 
 const ready = init();
@@ -37,6 +43,7 @@ async function init(): Promise<void> {
   fileCfg = await loadFileConfig();
   const stored = (await chrome.storage.local.get(SETTINGS_KEY))[SETTINGS_KEY];
   settings = normalizeSettings(stored ?? presetSettings());
+  pairing = readPairing((await chrome.storage.local.get(PAIRING_KEY))[PAIRING_KEY]);
   tracking.trackAll = fileCfg.trackAll === true;
   await tracking.load();
   startTransport();
@@ -59,6 +66,33 @@ function presetSettings(): Partial<Settings> {
   if (typeof fileCfg.captureBodies === 'boolean') p.capture_bodies = fileCfg.captureBodies;
   if (typeof fileCfg.captureWebSockets === 'boolean') p.capture_websockets = fileCfg.captureWebSockets;
   return p;
+}
+
+function readPairing(raw: unknown): { key: string; paired_at: string } | null {
+  const r = raw as { key?: unknown; paired_at?: unknown } | undefined;
+  return r && typeof r.key === 'string' && /^[0-9a-f]{64}$/.test(r.key) ? { key: r.key, paired_at: String(r.paired_at ?? '') } : null;
+}
+
+/** The secret we prove: one paired in the popup, else the packager's/test harness's preset. */
+function pairingSecret(): string | null {
+  return pairing?.key ?? (typeof fileCfg.pairingKey === 'string' && /^[0-9a-f]{64}$/.test(fileCfg.pairingKey) ? fileCfg.pairingKey : null);
+}
+
+/** The popup's Pair button (a code) or its trust-on-first-use confirmation (null). */
+async function runPairing(code: string | null): Promise<void> {
+  if (pairingBusy) return;
+  pairingBusy = true;
+  try {
+    const r = await pair({ url: `ws://127.0.0.1:${serverPort()}/ws`, version: __GASOLINE_VERSION__, createSocket: (url) => new WebSocket(url) as unknown as SocketLike, code });
+    if (r.ok) {
+      pairing = { key: r.key, paired_at: new Date().toISOString() };
+      await chrome.storage.local.set({ [PAIRING_KEY]: pairing });
+      lastPairing = { ok: true, message: `paired with the gasoline on port ${serverPort()}` };
+      transport?.poke();
+    } else lastPairing = { ok: false, message: `${r.code}: ${r.message}` };
+  } finally {
+    pairingBusy = false;
+  }
 }
 
 function serverPort(): number {
@@ -84,6 +118,7 @@ function startTransport(): void {
       void chrome.action.setBadgeText({ text: up ? '' : '!' }).catch(() => undefined);
       void chrome.action.setBadgeBackgroundColor({ color: '#c0392b' }).catch(() => undefined);
     },
+    auth: { key: pairingSecret, nonce: newNonce, proofs: handshakeProofs, same: sameHex },
     onCommand: (cmd) => {
       void commands.dispatch(cmd).then((r) => t.sendResult(r));
     },
@@ -129,6 +164,7 @@ async function popupStatus(tabId: number | undefined): Promise<PopupStatus> {
     tab: tabId === undefined ? null : { id: tabId, tracked: tracking.isTracked(tabId), reason: tracking.reason(tabId) },
     tracking: { mode: tracking.mode, chosen: tracking.chosenCount() },
     transport: transport!.status(),
+    pairing: { paired: pairingSecret() !== null, paired_at: pairing?.paired_at ?? null, preset: !pairing && pairingSecret() !== null, last: lastPairing, busy: pairingBusy },
   };
 }
 
@@ -144,6 +180,16 @@ async function handle(m: ToWorker, sender: chrome.runtime.MessageSender): Promis
     case 'approvals':
     case 'approval_decide':
       return approvalMessage(m, sender);
+    case 'pair':
+      await runPairing(m.code);
+      return popupStatus(undefined);
+    case 'forget_pairing':
+      pairing = null;
+      lastPairing = null;
+      await chrome.storage.local.remove(PAIRING_KEY);
+      // whatever holds the port now gets nothing until we pair again
+      startTransport();
+      return popupStatus(undefined);
     case 'set_tab_tracked':
       tracking.choose(m.tab_id, m.on);
       await broadcastConfig();

@@ -47,14 +47,36 @@ export interface TransportOptions {
   random?: () => number;
   onStatus?: (s: TransportStatus) => void;
   onCommand?: (frame: Extract<ServerFrame, { t: 'cmd' }>) => void;
+  /**
+   * Pairing (docs/SECURITY.md): with it, nothing but hello goes to a server until its welcome
+   * proved our secret, and our proof answers it. Absent: no pairing (plain test producers).
+   */
+  auth?: HandshakeAuth;
 }
+
+export interface HandshakeAuth {
+  /** the pairing secret (hex), or null while not paired */
+  key(): string | null;
+  nonce(): string;
+  proofs(key: string, producerNonce: string, serverNonce: string): Promise<{ server: string; producer: string }>;
+  same(given: unknown, expected: string): boolean;
+}
+
+/**
+ * Why a server was not given any telemetry: we are not paired (`unpaired`, with the server's
+ * trust-on-first-use offer when it made one), it proved nothing (`no_proof`: not gasoline, or a
+ * gasoline without pairing), or its proof was wrong (`impostor`: another process on the port, or a
+ * daemon whose secret was reset).
+ */
+export type RefusedWhy = 'unpaired' | 'no_proof' | 'impostor';
 
 export type ConnState =
   | { kind: 'stopped' }
   | { kind: 'connecting'; attempt: number }
   | { kind: 'handshake' }
   | { kind: 'connected'; since: number; server_version: string }
-  | { kind: 'backoff'; attempt: number; retry_at: number; last_error: string };
+  | { kind: 'backoff'; attempt: number; retry_at: number; last_error: string }
+  | { kind: 'refused'; why: RefusedWhy; reason: string; tofu: boolean; attempt: number; retry_at: number };
 
 export interface TransportCounters {
   records_in: number;
@@ -97,7 +119,9 @@ interface Unacked {
 }
 
 export class Transport {
-  private readonly o: Required<Omit<TransportOptions, 'onStatus' | 'onCommand'>> & Pick<TransportOptions, 'onStatus' | 'onCommand'>;
+  private readonly o: Required<Omit<TransportOptions, 'onStatus' | 'onCommand' | 'auth'>> & Pick<TransportOptions, 'onStatus' | 'onCommand' | 'auth'>;
+  /** this connection's hello nonce (pairing) */
+  private nonce = '';
   private socket: SocketLike | null = null;
   private state: ConnState = { kind: 'stopped' };
   private attempt = 0;
@@ -150,7 +174,7 @@ export class Transport {
 
   /** Reconnects now if we are waiting out a backoff (e.g. the browser just woke the worker). */
   poke(): void {
-    if (this.state.kind === 'backoff') {
+    if (this.state.kind === 'backoff' || this.state.kind === 'refused') {
       clearTimeout(this.reconnectTimer);
       this.connect();
     }
@@ -270,6 +294,10 @@ export class Transport {
       // Lets a server that forgot this session (restart, eviction) re-baseline instead of
       // treating our resent batches as a fresh start.
       if (this.lastAcked >= 0) hello.last_acked_seq = this.lastAcked;
+      if (this.o.auth) {
+        this.nonce = this.o.auth.nonce();
+        hello.auth = { v: 1, nonce: this.nonce };
+      }
       s.send(pack(hello));
     };
     s.onmessage = (ev) => {
@@ -293,7 +321,7 @@ export class Transport {
     };
   }
 
-  private failed(why: string): void {
+  private failed(why: string, refused?: { why: RefusedWhy; tofu: boolean }): void {
     clearInterval(this.keepaliveTimer);
     this.keepaliveTimer = undefined;
     clearTimeout(this.resendTimer);
@@ -304,15 +332,41 @@ export class Transport {
     const base = Math.min(this.o.backoffMaxMs, this.o.backoffMinMs * 2 ** Math.min(this.attempt, 20));
     const delay = Math.round(base / 2 + (this.o.random() * base) / 2);
     this.attempt++;
-    this.state = { kind: 'backoff', attempt: this.attempt, retry_at: Date.now() + delay, last_error: why };
+    this.state = refused
+      ? { kind: 'refused', why: refused.why, reason: why, tofu: refused.tofu, attempt: this.attempt, retry_at: Date.now() + delay }
+      : { kind: 'backoff', attempt: this.attempt, retry_at: Date.now() + delay, last_error: why };
+    this.scheduleRetry(this.state);
+  }
+
+  private scheduleRetry(st: { retry_at: number }): void {
     this.emitStatus();
-    this.reconnectTimer = setTimeout(() => this.connect(), delay);
+    clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = setTimeout(() => this.connect(), Math.max(0, st.retry_at - Date.now()));
+  }
+
+  /**
+   * No telemetry for this server: say why, close, retry later (records keep waiting, bounded by
+   * maxPendingRecords, as during an outage). The server gets nothing but our hello.
+   */
+  private refuse(why: RefusedWhy, reason: string, tofu = false): void {
+    const s = this.socket;
+    this.socket = null;
+    if (s) {
+      s.onclose = s.onmessage = s.onopen = null;
+      s.onerror = () => undefined;
+      try {
+        s.close(4001, `pairing: ${why}`);
+      } catch {
+        // already closed
+      }
+    }
+    this.failed(reason, { why, tofu });
   }
 
   private onFrame(f: ServerFrame): void {
     switch (f.t) {
       case 'welcome':
-        return this.onWelcome(f);
+        return this.o.auth ? this.checkWelcome(f) : this.onWelcome(f);
       case 'ack':
         return this.onAck(f);
       case 'nack':
@@ -337,6 +391,27 @@ export class Transport {
         // A newer server may send frame types we do not know yet (PROTOCOL: extend compatibly).
         return;
     }
+  }
+
+  /** The welcome must prove our secret before anything else is sent; then our proof answers it. */
+  private checkWelcome(f: Extract<ServerFrame, { t: 'welcome' }>): void {
+    const auth = this.o.auth!;
+    const s = this.socket;
+    const proof = f.auth;
+    const key = auth.key();
+    if (!key) return this.refuse('unpaired', 'not paired with this server: run `gasoline pair` and type its code below', proof?.tofu === true);
+    if (!proof || typeof proof.nonce !== 'string') return this.refuse('no_proof', 'the server on this port proved no pairing: it is not gasoline, or a gasoline too old to pair (update it)');
+    auth.proofs(key, this.nonce, proof.nonce).then(
+      (p) => {
+        if (this.socket !== s || !s) return;
+        if (!auth.same(proof.proof, p.server)) return this.refuse('impostor', 'the server on this port is not the one we are paired with (another process holds the port, or its pairing was reset: pair again)');
+        s.send(pack({ t: 'auth', proof: p.producer }));
+        this.onWelcome(f);
+      },
+      (e: unknown) => {
+        if (this.socket === s) this.refuse('impostor', `pairing proof could not be computed: ${String(e)}`);
+      },
+    );
   }
 
   private onWelcome(f: Extract<ServerFrame, { t: 'welcome' }>): void {

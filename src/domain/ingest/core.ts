@@ -154,7 +154,7 @@ export class IngestCore {
     switch (frame.t) {
       case 'hello':
         if (item.session !== null) return { kind: 'rejected', code: 'duplicate_hello', message: 'hello was already received on this connection; ignored' };
-        return { kind: 'hello', v: frame.v, client: frame.client, version: frame.version, session: sessionId(frame.session), last_acked_seq: frame.last_acked_seq, token: frame.token };
+        return { kind: 'hello', v: frame.v, client: frame.client, version: frame.version, session: sessionId(frame.session), last_acked_seq: frame.last_acked_seq, token: frame.token, ...(frame.auth ? { auth: frame.auth } : {}) };
       case 'ping':
         return { kind: 'ping', ts: frame.ts };
       case 'pong':

@@ -7,6 +7,13 @@ import type { ErrorCode } from '../../errors.js';
 import type { SessionId } from './item.js';
 import type { RecordError } from './process.js';
 
+/** a hello's pairing block, as its schema passed it */
+export interface HelloAuth {
+  v: number;
+  nonce: string;
+  pair?: { mode: 'code' | 'tofu'; pub: string } | undefined;
+}
+
 export type { RecordError };
 
 export type ItemOutcome =
@@ -22,7 +29,7 @@ export type ItemOutcome =
   | { kind: 'refused'; code: 'overloaded' }
   /** a frame or body refused as a whole; `seq` when it was a batch decoded before failing */
   | { kind: 'rejected'; code: ErrorCode; message: string; seq?: number }
-  | { kind: 'hello'; v: number; client: string; version: string; session: SessionId; last_acked_seq?: number | undefined; token?: string | undefined }
+  | { kind: 'hello'; v: number; client: string; version: string; session: SessionId; last_acked_seq?: number | undefined; token?: string | undefined; auth?: HelloAuth | undefined }
   | { kind: 'ping'; ts: number }
   | { kind: 'pong'; ts: number }
   | { kind: 'result'; id: string; status: string; result?: unknown; error?: unknown };

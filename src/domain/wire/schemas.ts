@@ -24,6 +24,14 @@ export const HelloFrameSchema = z.object({
   session: z.string().min(1).max(128),
   last_acked_seq: int().min(-1).optional(),
   token: str(1024).optional(),
+  /** [ext] pairing (PROTOCOL.md "Pairing"): the producer's nonce, and `pair` for the one-time exchange */
+  auth: z
+    .object({
+      v: int(),
+      nonce: z.string().regex(/^[0-9a-f]{64}$/),
+      pair: z.object({ mode: z.enum(['code', 'tofu']), pub: str(256) }).optional(),
+    })
+    .optional(),
 });
 
 const records = z.array(z.unknown()).optional();

@@ -90,7 +90,12 @@ function pathOf(url: string): string {
 function extension(ctx: ToolContext): string {
   const producers = ctx.producers();
   const ext = producers.find((p) => p.client === 'extension');
-  if (ext) return `extension ${pageWord(ext.version)} connected since ${ext.connected_at}`;
+  const paired = producers.find((p) => p.client === 'extension' && p.verified !== false);
+  const unverified = ctx.port.unverifiedRecords?.() ?? 0;
+  // records from producers that proved nothing are kept, and said (issue 19: pairing)
+  const note = unverified ? `; ${unverified} records came from unpaired (unverified) producers` : '';
+  if (paired) return `extension ${pageWord(paired.version)} connected since ${paired.connected_at}${note}`;
+  if (ext) return `extension ${pageWord(ext.version)} connected since ${ext.connected_at} but NOT paired: it gets no commands${note} — ask the user to run \`gasoline pair\` and type the code into the extension's popup`;
   const others = producers.map((p) => pageWord(p.client)).join(', ');
   return `extension NOT connected${others ? ` (other producers: ${others})` : ''} — ask the user to open Chrome with the Gasoline extension; configure({action:"health"}) for details`;
 }

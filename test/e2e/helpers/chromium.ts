@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Worker } from 'playwright-core';
+import { TEST_PAIRING_KEY } from '../../helpers/pairing-key.js';
 
 export const CHROMIUM = process.env.GASOLINE_CHROMIUM ?? '/usr/bin/chromium';
 export const hasChromium = existsSync(CHROMIUM);
@@ -51,6 +52,8 @@ export interface ExtConfig {
   bodyBudgetMs?: number;
   captureBodies?: boolean;
   captureWebSockets?: boolean;
+  /** the pairing secret (hex); default: the one every test server is preseeded with. '' = unpaired */
+  pairingKey?: string;
 }
 
 export interface TempDirs {
@@ -64,7 +67,7 @@ export function prepareRun(config: ExtConfig): TempDirs {
   const extDir = join(base, 'ext');
   const profileDir = join(base, 'profile');
   buildExtension(extDir);
-  writeFileSync(join(extDir, 'config.json'), JSON.stringify(config));
+  writeFileSync(join(extDir, 'config.json'), JSON.stringify({ pairingKey: TEST_PAIRING_KEY, ...config }));
   return { extDir, profileDir, cleanup: () => rmSync(base, { recursive: true, force: true }) };
 }
 

@@ -52,6 +52,8 @@ const RULES: Rule[] = [
     why: 'an agent waits on the bridge\'s start: it loads no native uWS, worker, pool, shared memory or engine' },
   { files: ['src/install/'], mayNotImport: ['src/transport/', 'src/pool/', 'src/shm/', 'src/query/', 'src/domain/', 'src/mcp/', 'src/clients/', 'workers/', 'src/app.ts', 'src/main.ts', 'src/config.ts'],
     why: 'gasoline install edits a client\'s config file: it loads no engine, schema or server' },
+  { files: ['src/pairing/'], mayNotImport: ['src/transport/', 'src/pool/', 'src/shm/', 'src/query/', 'src/mcp/', 'src/clients/', 'src/domain/', 'src/bridge/', 'workers/', 'src/app.ts', 'src/config.ts'],
+    why: 'the pairing secret and proofs stand alone (node crypto, the state dir): the edge, the app and the CLI use them, and the extension bundles spec.ts' },
   { files: ['src/doctor/'], mayNotImport: ['src/transport/', 'src/pool/', 'src/shm/', 'src/query/', 'src/mcp/', 'workers/', 'src/app.ts', 'src/main.ts'], except: ['src/transport/uws.ts'],
     why: 'the doctor looks from outside, as a bridge does (probe, /health, files); it loads the native uWS binary only to prove it loads' },
 ];
