@@ -12,7 +12,7 @@
 // the app's, as when the toolbar button is clicked, and its body is captured at 2× scale.
 // Flags and how the unpacked MV3 extension loads: test/e2e/helpers/chromium.ts.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -64,6 +64,10 @@ const base = mkdtempSync(join(tmpdir(), 'gasoline-shot-'));
 const cleanups = [() => rmSync(base, { recursive: true, force: true })];
 try {
   const port = await freePort();
+  // paired, as `gasoline pair` leaves a user: the daemon's secret in its state dir, the same key in
+  // the extension (here through its config.json rather than by typing the code)
+  const { newSecret } = await import(join(ROOT, 'dist', 'src', 'pairing', 'index.js'));
+  const { key } = newSecret(join(base, 'state'));
   const daemon = spawn(process.execPath, [join(ROOT, 'bin', 'gasoline'), '--server', '--port', String(port), '--state-dir', join(base, 'state'), '--threads', '1', '--log-level', 'warn'], { stdio: ['ignore', 'ignore', 'inherit'] });
   cleanups.unshift(() => daemon.kill('SIGTERM'));
   await until('the daemon', async () => (await health(port)).status === 'ok');
@@ -78,6 +82,7 @@ try {
 
   const extDir = join(base, 'ext');
   execFileSync(process.execPath, [join(ROOT, 'extension', 'build.mjs'), '--out', extDir], { stdio: 'pipe' });
+  writeFileSync(join(extDir, 'config.json'), JSON.stringify({ pairingKey: key }));
   const ctx = await chromium.launchPersistentContext(join(base, 'profile'), {
     executablePath: CHROMIUM,
     headless: true,
