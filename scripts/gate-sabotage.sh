@@ -10,7 +10,8 @@
 #   untouched     HEAD as it is: the gate must pass
 #   ingest-spin   the ingest worker spins 2 ms per task (the issue's sabotage)
 #   ingest-1.5x   the ingest worker spins half of each task's own time: a worker path 1.5× slower
-#   push-1.5x     main spins half of each alert's edge → emit time before writing it: push 1.5× slower
+#   push-1.5x     main spins 0.85 ms before each notification it writes: half the floor profile's
+#                 push p50 (1.7 ms end to end here), so the probe's push p50 is ~1.5× slower
 #   stdout        main writes one stray line to stdout before serving MCP
 # BENCH ARGS go to run.js (e.g. `-- --only pipeline,floor,push_ref,ingest_ref` for a quick look;
 # the proof is the default, whole CI form). Every variant's output is kept under $OUT.
@@ -29,6 +30,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 OUT=${OUT:-$(mktemp -d /tmp/gate-sabotage.XXXXXX)}
+mkdir -p "$OUT"
 WT_BASE=$(mktemp -d /tmp/gate-sabotage-wt.XXXXXX)
 cleanup() {
   for d in "$WT_BASE"/*; do [ -d "$d" ] && git -C "$ROOT" worktree remove --force "$d" >/dev/null 2>&1 || true; done
@@ -63,7 +65,7 @@ sabotage() {
   for (const end = performance.now() + (performance.now() - s0) * 0.5; performance.now() < end; );" ;;
     push-1.5x)
       edit "$dir/src/domain/streaming/stream-state.ts" "    let written: Promise<boolean>;" \
-        "    if (stamped.length) for (const end = this.now() + (this.now() - Math.min(...stamped.map((s) => s[0]))) * 0.5; this.now() < end; );
+        "    for (const end = performance.now() + 0.85; performance.now() < end; );
     let written: Promise<boolean>;" ;;
     stdout)
       edit "$dir/src/main.ts" "  mcp = await startMcpStdio({" \
