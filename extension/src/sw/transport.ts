@@ -188,20 +188,24 @@ export class Transport {
     clearInterval(this.keepaliveTimer);
     this.flushTimer = undefined;
     this.resendTimer = undefined;
+    this.dropSocket(1000, 'stopped');
+    this.emitStatus();
+  }
+
+  /** Lets go of the socket without hearing from it again, and closes it. */
+  private dropSocket(code: number, reason: string): void {
     const s = this.socket;
     this.socket = null;
-    if (s) {
-      s.onclose = s.onmessage = s.onopen = null;
-      // closing a socket that is still connecting reports an error afterwards; it must land on a
-      // handler (a WebSocket without one, as in Node's ws, would throw it at the top level)
-      s.onerror = () => undefined;
-      try {
-        s.close(1000, 'stopped');
-      } catch {
-        // already closed
-      }
+    if (!s) return;
+    s.onclose = s.onmessage = s.onopen = null;
+    // closing a socket that is still connecting reports an error afterwards; it must land on a
+    // handler (a WebSocket without one, as in Node's ws, would throw it at the top level)
+    s.onerror = () => undefined;
+    try {
+      s.close(code, reason);
+    } catch {
+      // already closed
     }
-    this.emitStatus();
   }
 
   get connected(): boolean {
@@ -349,17 +353,7 @@ export class Transport {
    * maxPendingRecords, as during an outage). The server gets nothing but our hello.
    */
   private refuse(why: RefusedWhy, reason: string, tofu = false): void {
-    const s = this.socket;
-    this.socket = null;
-    if (s) {
-      s.onclose = s.onmessage = s.onopen = null;
-      s.onerror = () => undefined;
-      try {
-        s.close(4001, `pairing: ${why}`);
-      } catch {
-        // already closed
-      }
-    }
+    this.dropSocket(4001, `pairing: ${why}`);
     this.failed(reason, { why, tofu });
   }
 
