@@ -55,14 +55,14 @@ sabotage() {
   case "$v" in
     untouched) ;;
     ingest-spin)
-      edit "$dir/workers/ingest.ts" "  const t = core.runTask(task.items, task.recvTime);" \
-        "  const t = core.runTask(task.items, task.recvTime);
-  for (const end = performance.now() + 2; performance.now() < end; );" ;;
+      edit "$dir/workers/ingest-runner.ts" "    const t = core.runTask(task.items, task.recvTime);" \
+        "    const t = core.runTask(task.items, task.recvTime);
+    for (const end = performance.now() + 2; performance.now() < end; );" ;;
     ingest-1.5x)
-      edit "$dir/workers/ingest.ts" "  const t = core.runTask(task.items, task.recvTime);" \
-        "  const s0 = performance.now();
-  const t = core.runTask(task.items, task.recvTime);
-  for (const end = performance.now() + (performance.now() - s0) * 0.5; performance.now() < end; );" ;;
+      edit "$dir/workers/ingest-runner.ts" "    const t = core.runTask(task.items, task.recvTime);" \
+        "    const s0 = performance.now();
+    const t = core.runTask(task.items, task.recvTime);
+    for (const end = performance.now() + (performance.now() - s0) * 0.5; performance.now() < end; );" ;;
     push-1.5x)
       edit "$dir/src/domain/streaming/stream-state.ts" "    let written: Promise<boolean>;" \
         "    for (const end = performance.now() + 0.85; performance.now() < end; );

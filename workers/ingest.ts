@@ -1,63 +1,10 @@
 /**
- * The ingest worker: a thin piscina entry point. workerData → the parts the ingest core needs
- * (src/domain/ingest/core.ts), then every task goes straight to it.
+ * The ingest worker: a thin piscina entry point. Its task function is built from workerData by
+ * ingest-runner.ts (the same function the pipeline micro benchmark runs in-process).
  */
 import './stdout-guard.js';
-import { workerData, threadId } from 'node:worker_threads';
-import type { WarmupResult, WorkerInit, WorkerTask, WorkerResult } from '../src/pool/messages.js';
-import { SlotView } from '../src/pool/item-slots.js';
-import { StoreWriter } from '../src/shm/index.js';
-import { IngestCore } from '../src/domain/ingest/core.js';
-import { pageUrlFaults } from '../src/domain/ingest/faults.js';
-import { WorkerRedaction } from '../src/domain/ingest/worker-redaction.js';
-import { decodeFrame, processBatchFrame } from '../src/domain/ingest/api.js';
-import { compileRedaction } from '../src/domain/redaction/index.js';
-import { warmupFrames } from './warmup.js';
-import { AlertRingWriter } from '../src/shm/alert-ring.js';
-import { allocateDetectState, DetectState } from '../src/shm/detect-state.js';
-import { Detector } from '../src/domain/alerts/detect.js';
-import { ExpressTaker } from '../src/pool/express.js';
+import { threadId, workerData } from 'node:worker_threads';
+import type { WorkerInit } from '../src/pool/messages.js';
+import { createIngestRunner } from './ingest-runner.js';
 
-const init = workerData as WorkerInit;
-const redaction = new WorkerRedaction(compileRedaction, init.redaction);
-const limits = { maxDepth: init.limits.maxDepth, maxElements: init.limits.maxElements, events: { max_events_per_batch: init.limits.maxEventsPerBatch, max_errors_per_ack: init.limits.maxErrorsPerAck } };
-const core = new IngestCore({
-  input: new Uint8Array(init.arena),
-  slots: new SlotView(init.slots),
-  writer: new StoreWriter(init.store, threadId),
-  detector: new Detector(new DetectState(init.detect)),
-  alerts: new AlertRingWriter(init.alerts),
-  redaction,
-  clock: () => performance.timeOrigin + performance.now(),
-  limits,
-  ...(init.faultInjection ? { faults: pageUrlFaults(new Int32Array(init.chaos), (code) => process.exit(code)) } : {}),
-  ...(init.express ? { express: new ExpressTaker(init.express, threadId) } : {}),
-});
-
-export default function run(task: WorkerTask): WorkerResult {
-  if (task.kind === 'warmup') return warmup(task.batches);
-  redaction.update(task.redaction);
-  const t = core.runTask(task.items, task.recvTime);
-  const redacted = redaction.delta();
-  return {
-    kind: 'ingest',
-    results: t.outcomes,
-    ...(redacted ? { redacted } : {}),
-    ...(t.redactionFailed ? { redactionFailed: t.redactionFailed } : {}),
-    ...(t.alertsUnpublished ? { alertsUnpublished: t.alertsUnpublished } : {}),
-  };
-}
-
-function warmup(batches: number): WarmupResult {
-  const t0 = performance.now();
-  // the detectors get warm too, against a scratch memory: synthetic errors are not the user's
-  const scratch = new Detector(new DetectState(allocateDetectState()));
-  for (const bytes of warmupFrames(batches)) {
-    const d = decodeFrame(bytes, limits);
-    if (d.ok && d.frame.t === 'batch') processBatchFrame(d.frame, { recvTime: Date.now(), redactor: redaction.current(), limits: limits.events, detect: (r, u) => scratch.see(r, 0, u) });
-    scratch.take();
-  }
-  // warm-up traffic is synthetic: its redactions are not the user's
-  redaction.forget();
-  return { kind: 'warmup', batches, micros: Math.round((performance.now() - t0) * 1000) };
-}
+export default createIngestRunner(workerData as WorkerInit, threadId);

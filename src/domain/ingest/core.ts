@@ -1,7 +1,7 @@
 /**
  * The ingest core: what a worker does with each item of a task, as plain code over injected parts
  * (writer, item slots, detector, redactor, alert sink, clock, faults, express board), so it runs in
- * a unit test without threads. workers/ingest.ts only builds the parts and calls it.
+ * a unit test without threads. workers/ingest.ts (ingest-runner.ts) only builds the parts and calls it.
  *
  * The rules it keeps:
  * - at most once per (session, seq): a batch at or below the applied seq is acknowledged again and

@@ -44,7 +44,7 @@ const RULES: Rule[] = [
     why: 'threads and their protocol do not know the edge that feeds them' },
   { files: ['src/transport/'], mayNotImport: ['src/app.ts'],
     why: 'the edge is built by the composition root, never the other way round' },
-  { files: ['src/shm/', 'src/domain/', 'src/query/', 'src/pool/', 'src/transport/', 'src/clients/', 'workers/ingest.ts', 'workers/scan.ts', 'workers/warmup.ts'], mayNotImport: ['src/sourcemaps/'],
+  { files: ['src/shm/', 'src/domain/', 'src/query/', 'src/pool/', 'src/transport/', 'src/clients/', 'workers/ingest.ts', 'workers/ingest-runner.ts', 'workers/scan.ts', 'workers/warmup.ts'], mayNotImport: ['src/sourcemaps/'],
     why: 'ingest, reads and the edge never fetch: source maps are resolved on main from what their own worker fetched, off the hot path' },
   { files: ['src/sourcemaps/'], mayNotImport: ['src/mcp/', 'src/transport/', 'src/pool/', 'src/shm/', 'src/query/', 'src/clients/', 'src/domain/', 'src/app.ts', 'workers/'],
     why: 'source maps know frames and URLs, nothing of the store, the tools or the threads that serve them' },
