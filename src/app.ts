@@ -53,6 +53,8 @@ export interface AppOptions {
   mcpHttpLimits?: Partial<McpHttpLimits>;
   /** testing: fewer PBKDF2 rounds for the pairing code (the real count costs ~50 ms per attempt) */
   pairingKdfIterations?: number;
+  /** testing: a shorter life for panel tokens (15 min) */
+  panelTokenTtlMs?: number;
 }
 
 /** The running app, as main and the tests hold it. */
@@ -143,7 +145,7 @@ export async function startApp(o: AppOptions): Promise<App> {
   // once it listens, and every part below exists by then.
   const pairing = new Pairing({ stateDir: config.state_dir, unpaired: config.pairing.unpaired, tofu: config.pairing.tofu, windowMs: config.pairing.window_s * 1000, maxAttempts: config.pairing.max_attempts, ...(o.pairingKdfIterations ? { kdfIterations: o.pairingKdfIterations } : {}) });
   // the side panel's tokens: issued by the edge to verified producers, checked by the /mcp door
-  const panelTokens = new PanelTokens();
+  const panelTokens = new PanelTokens(o.panelTokenTtlMs ? { ttlMs: o.panelTokenTtlMs } : {});
   const edge = new Edge({
     config,
     pairing,
