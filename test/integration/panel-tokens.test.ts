@@ -15,6 +15,8 @@ import { callTool } from '../helpers/mcp-agent.js';
 import { batch, logRecord, Producer, type ServerFrame } from '../helpers/producer.js';
 import { startTestServer, TEST_PAIRING_KEY } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { runGasolineAsync } from '../helpers/bridge.js';
+import { tempStateDir } from '../helpers/state-dir.js';
 
 const apps: App[] = [];
 const producers: Producer[] = [];
@@ -223,5 +225,21 @@ describe('panel tokens on /mcp', () => {
     expect((await client.listTools()).tools).toHaveLength(4);
     expect(sessionsOf(a)).toEqual([expect.objectContaining({ transport: 'panel', client_id: 'my-panel' })]);
     expect((a.health().transports as { mcp: unknown }).mcp).toMatchObject({ type: 'stdio', panel: { type: 'streamable-http', path: '/mcp', sessions: 1 } });
+  });
+});
+
+describe('gasoline --status and doctor see the panel door', () => {
+  it('on a standalone: open to panel tokens only; the extension paired and connected', async () => {
+    const a = await startTestServer({ mode: 'standalone' }, { mcpHttp: 'panel' });
+    apps.push(a);
+    await producer(a, true, EXTENSION_ORIGIN);
+    const st = await runGasolineAsync(['--status', '--port', String(a.port), '--state-dir', tempStateDir()]);
+    expect(st.code, st.stderr).toBe(0);
+    expect(st.stderr).toContain('extension: paired and connected (1 producer)');
+    expect(st.stderr).toMatch(/browser transport: ok — \/mcp is open to the side panel \(panel tokens only: a --standalone has no bridge token; unauthorized without one\); 0 panel tokens live/);
+    expect(st.stderr).toMatch(/redaction policy: loaded: \d+ built-in/);
+    const doc = await runGasolineAsync(['doctor', '--port', String(a.port), '--state-dir', tempStateDir()]);
+    expect(doc.stderr).toMatch(/\n {2}ok +transport +\/mcp is open to the side panel/);
+    expect(doc.stderr).toMatch(/\n {2}ok +pairing +the extension is paired/);
   });
 });
