@@ -32,6 +32,7 @@ import { runProfile, runSaturate, type ProfileResult, type SaturateResult } from
 import { freePort } from './load/server-proc.js';
 import { runIdleRss, type IdleRssResult } from './load/idle-rss.js';
 import { runIngestVsReference, runPushReference, type PushRefResult } from './load/references.js';
+import { runPanelProbe } from './load/panel-probe.js';
 
 export type SuiteKind = 'ci' | 'full' | 'soak' | 'compare';
 
@@ -93,18 +94,20 @@ interface Durations {
   /** issue 22's references: ms of push samples against the reference server (beside the floor when it runs); ms per ingest round (0: not run) */
   pushRef: number;
   ingestRef: number;
+  /** issue 19: panel sessions opened on a warm daemon (0: not run) */
+  panelSessions: number;
 }
 
 function durations(kind: SuiteKind): Durations {
   switch (kind) {
     case 'full':
-      return { floor: 30_000, steady: 60_000, standalone: 60_000, heavy: 60_000, burst: 60_000, step: 10_000, half: 60_000, http: 10_000, logs: 10_000, warmSpawns: 100, coldSpawns: 10, clients: 60_000, idle: 30_000, idleBurst: 10_000, pushRef: 30_000, ingestRef: 5000 };
+      return { floor: 30_000, steady: 60_000, standalone: 60_000, heavy: 60_000, burst: 60_000, step: 10_000, half: 60_000, http: 10_000, logs: 10_000, warmSpawns: 100, coldSpawns: 10, clients: 60_000, idle: 30_000, idleBurst: 10_000, pushRef: 30_000, ingestRef: 5000, panelSessions: 200 };
     case 'soak':
-      return { floor: 0, steady: 600_000, standalone: 0, heavy: 0, burst: 0, step: 0, half: 0, http: 0, logs: 0, warmSpawns: 0, coldSpawns: 0, clients: 0, idle: 0, idleBurst: 0, pushRef: 0, ingestRef: 0 };
+      return { floor: 0, steady: 600_000, standalone: 0, heavy: 0, burst: 0, step: 0, half: 0, http: 0, logs: 0, warmSpawns: 0, coldSpawns: 0, clients: 0, idle: 0, idleBurst: 0, pushRef: 0, ingestRef: 0, panelSessions: 0 };
     case 'compare':
-      return { floor: 0, steady: 12_000, standalone: 12_000, heavy: 0, burst: 0, step: 3000, half: 0, http: 0, logs: 4000, warmSpawns: 0, coldSpawns: 0, clients: 0, idle: 0, idleBurst: 0, pushRef: 0, ingestRef: 0 };
+      return { floor: 0, steady: 12_000, standalone: 12_000, heavy: 0, burst: 0, step: 3000, half: 0, http: 0, logs: 4000, warmSpawns: 0, coldSpawns: 0, clients: 0, idle: 0, idleBurst: 0, pushRef: 0, ingestRef: 0, panelSessions: 0 };
     default:
-      return { floor: 10_000, steady: 20_000, standalone: 20_000, heavy: 15_000, burst: 15_000, step: 3000, half: 15_000, http: 3000, logs: 5000, warmSpawns: 30, coldSpawns: 5, clients: 15_000, idle: 30_000, idleBurst: 3000, pushRef: 10_000, ingestRef: 3000 };
+      return { floor: 10_000, steady: 20_000, standalone: 20_000, heavy: 15_000, burst: 15_000, step: 3000, half: 15_000, http: 3000, logs: 5000, warmSpawns: 30, coldSpawns: 5, clients: 15_000, idle: 30_000, idleBurst: 3000, pushRef: 10_000, ingestRef: 3000, panelSessions: 60 };
   }
 }
 
@@ -260,6 +263,18 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteOutput> {
       },
       true,
     );
+  }
+  if (d.panelSessions) {
+    // issue 19: the side panel's MCP sessions through /mcp with a panel token, on a warm daemon
+    await step('panel', async () => {
+      const r = await runPanelProbe({ root: o.root, port: await freePort(), n: d.panelSessions });
+      out.results.panel = r;
+      f['panel.initialize_p50_ms'] = r.initialize.p50_ms;
+      f['panel.initialize_p95_ms'] = r.initialize.p95_ms;
+      f['panel.tools_list_p50_ms'] = r.tools_list.p50_ms;
+      f['panel.tools_list_p95_ms'] = r.tools_list.p95_ms;
+      f['panel.token_ms'] = r.token_ms;
+    });
   }
   if (d.coldSpawns) {
     await step(

@@ -11,7 +11,7 @@ import { ClientRegistry } from './clients/registry.js';
 import { TrailBook } from './clients/trail.js';
 import { CommandRouter } from './clients/commands.js';
 import { bearerMatches, MCP_PATH, writeDaemonToken } from './daemon/contract.js';
-import { Pairing } from './pairing/index.js';
+import { PanelTokens, Pairing } from './pairing/index.js';
 import { ciAlert } from './domain/alerts/ci-alert.js';
 import { AlertHub } from './domain/alerts/hub.js';
 import { ThresholdTracker } from './domain/alerts/thresholds.js';
@@ -43,12 +43,18 @@ export interface AppOptions {
   /** taps for tests and tools that watch the edge; the app's own handling runs first */
   onResult?: EdgeOptions['onResult'];
   onProducerChange?: EdgeOptions['onProducerChange'];
-  /** serve MCP for bridges on /mcp (streamable HTTP, bearer token written to the state dir); the daemon's mode */
-  mcpHttp?: boolean;
+  /**
+   * serve MCP on /mcp (streamable HTTP): true for bridges and the side panel (bearer token written to
+   * the state dir; the daemon's mode), 'panel' for the side panel only (panel tokens, no bearer token
+   * exists: a standalone)
+   */
+  mcpHttp?: boolean | 'panel';
   /** testing: smaller bounds for the /mcp sessions */
   mcpHttpLimits?: Partial<McpHttpLimits>;
   /** testing: fewer PBKDF2 rounds for the pairing code (the real count costs ~50 ms per attempt) */
   pairingKdfIterations?: number;
+  /** testing: a shorter life for panel tokens (15 min) */
+  panelTokenTtlMs?: number;
 }
 
 /** The running app, as main and the tests hold it. */
@@ -75,8 +81,10 @@ export interface App {
   readonly trails: TrailBook;
   /** the bridges' MCP sessions on /mcp; null unless started with mcpHttp */
   readonly mcpHttp: McpHttpDoor | null;
-  /** the bearer token /mcp asks for (also in the state dir's daemon-<port>.token); null without mcpHttp */
+  /** the bearer token /mcp asks for (also in the state dir's daemon-<port>.token); null unless mcpHttp is true */
   readonly token: string | null;
+  /** the side panel's /mcp tokens, issued over /ws to producers that proved pairing (memory only) */
+  readonly panelTokens: PanelTokens;
   /** the pairing secret, the `gasoline pair` window and trust on first use (docs/SECURITY.md) */
   readonly pairing: Pairing;
   health(): Record<string, unknown>;
@@ -136,9 +144,12 @@ export async function startApp(o: AppOptions): Promise<App> {
   // The edge, the router and the health report point at each other. The edge calls back only
   // once it listens, and every part below exists by then.
   const pairing = new Pairing({ stateDir: config.state_dir, unpaired: config.pairing.unpaired, tofu: config.pairing.tofu, windowMs: config.pairing.window_s * 1000, maxAttempts: config.pairing.max_attempts, ...(o.pairingKdfIterations ? { kdfIterations: o.pairingKdfIterations } : {}) });
+  // the side panel's tokens: issued by the edge to verified producers, checked by the /mcp door
+  const panelTokens = new PanelTokens(o.panelTokenTtlMs ? { ttlMs: o.panelTokenTtlMs } : {});
   const edge = new Edge({
     config,
     pairing,
+    panelTokens,
     // `gasoline pair`: only a holder of the daemon's bearer token opens a window or rotates the secret
     pairingRoute: (authorization, query) => {
       if (!token || !bearerMatches(authorization, token)) return { status: 401, body: { error: 'unauthorized', message: 'missing or wrong bearer token' } };
@@ -188,7 +199,7 @@ export async function startApp(o: AppOptions): Promise<App> {
   const transports = (): Record<string, unknown> => ({
     ws: { path: '/ws', producers: edge.ws.sessions.size },
     http: { routes: [...HTTP_ROUTES, '/ci-result', '/health', '/metrics'] },
-    mcp: sessions ? { type: 'streamable-http', path: MCP_PATH, sessions: sessions.size } : { type: 'stdio' },
+    mcp: sessions && o.mcpHttp === true ? { type: 'streamable-http', path: MCP_PATH, sessions: sessions.size } : { type: 'stdio', ...(sessions ? { panel: { type: 'streamable-http', path: MCP_PATH, sessions: sessions.size } } : {}) },
   });
   const healthAll = (): Record<string, unknown> => ({
     ...health(),
@@ -198,6 +209,7 @@ export async function startApp(o: AppOptions): Promise<App> {
     ...(sessions ? { mcp_http: sessions.health() } : {}),
     // egress like the rest of the report: a client's name is the client's own words
     mcp_sessions: pool.redaction.engine.redactValue(sessionTable.list()),
+    panel_tokens: panelTokens.health(),
     approvals: approvalsHealth(),
   });
   const approvalsHealth = (): Record<string, unknown> => ({
@@ -257,19 +269,22 @@ export async function startApp(o: AppOptions): Promise<App> {
   };
 
   if (httpMcp) {
-    try {
-      // after listen: the token file is named by the bound port (0 in tests picks one)
-      token = writeDaemonToken(config.state_dir, port);
-    } catch (e) {
-      await close();
-      throw e;
+    // a standalone serves no bridges: its door takes panel tokens only, and no token file is written
+    if (o.mcpHttp === true) {
+      try {
+        // after listen: the token file is named by the bound port (0 in tests picks one)
+        token = writeDaemonToken(config.state_dir, port);
+      } catch (e) {
+        await close();
+        throw e;
+      }
     }
-    sessions = new httpMcp.McpHttpDoor({ port: mcp, config, token, ...(o.mcpHttpLimits ? { limits: o.mcpHttpLimits } : {}) });
+    sessions = new httpMcp.McpHttpDoor({ port: mcp, config, token, panelTokens, ...(o.mcpHttpLimits ? { limits: o.mcpHttpLimits } : {}) });
     const live = sessions;
     metrics.gauge('gasoline_mcp_sessions', 'MCP sessions of bridges on /mcp', () => live.size);
     // the scan worker starts on the first read that needs it: an idle daemon does not pay its RSS
   }
-  return { port, reader, pool, scans, ws: edge.ws, stats: edge.stats, ci, alerts, commands: router, clients, mcp, metrics, trails, mcpHttp: sessions, token, pairing, health: healthAll, close };
+  return { port, reader, pool, scans, ws: edge.ws, stats: edge.stats, ci, alerts, commands: router, clients, mcp, metrics, trails, mcpHttp: sessions, token, panelTokens, pairing, health: healthAll, close };
 }
 
 function sourceMaps(config: Readonly<Config>): SourceMaps {

@@ -31,6 +31,7 @@ export const ERRORS = {
   unauthorized: { http: 401, wsClose: 0, summary: 'missing or wrong bearer token' },
   invalid_client_id: { http: 400, wsClose: 0, summary: 'the x-gasoline-client header is not a valid client id' },
   mcp_sessions_full: { http: 503, wsClose: 0, summary: 'the daemon holds its maximum of MCP sessions' },
+  panel_unverified: { http: 403, wsClose: 0, summary: 'a panel token is issued only over a /ws connection that proved the pairing secret; pair the extension (gasoline pair)' },
   // --- frames
   text_frame: { http: 400, wsClose: 1003, summary: 'text frames are not accepted; send binary msgpack' },
   frame_too_large: { http: 413, wsClose: 1009, summary: 'frame larger than max_frame' },

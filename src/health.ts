@@ -8,6 +8,7 @@ import type { ClientRegistry } from './clients/registry.js';
 import type { CiResults } from './domain/ci-results.js';
 import type { AlertHub } from './domain/alerts/hub.js';
 import { KINDS } from './domain/kinds.js';
+import { BUILTIN_RULES } from './domain/redaction/rules.js';
 import type { IngestPool } from './pool/ingest-pool.js';
 import type { ScanWorker } from './pool/scan-worker.js';
 import type { DetectState } from './shm/detect-state.js';
@@ -77,7 +78,7 @@ function report(p: HealthParts): Record<string, unknown> {
     // running: false until the first folded read starts the thread
     scan_worker: { running: scans.running, in_flight: scans.inFlight, ...scans.counts },
     edge: edge.stats.snapshot(),
-    redaction: { redacted: { ...pool.redacted }, redaction_failed: pool.redactionFailed, rules_version: pool.redaction.version, user_rules: pool.redaction.rules.length },
+    redaction: { redacted: { ...pool.redacted }, redaction_failed: pool.redactionFailed, rules_version: pool.redaction.version, builtin_rules: BUILTIN_RULES.length, user_rules: pool.redaction.rules.length },
     sessions: edge.ws.sessions.size,
     commands: { pending: commands.pendingCount, ...commands.stats },
     ci_results: ci.list().length,

@@ -36,7 +36,8 @@ export async function run(config: Readonly<Config>, early: EarlyStdio | null = n
   let app: App | null = null;
   let port: McpPort;
   try {
-    app = await startApp({ config, mcpHttp: config.mode === 'server' });
+    // a standalone opens /mcp to the side panel only (panel tokens; it has no bridges)
+    app = await startApp({ config, mcpHttp: config.mode === 'server' ? true : 'panel' });
     port = app.mcp;
     log.info('ingest server listening', { version: VERSION, url: `http://127.0.0.1:${app.port}`, threads: app.pool.threads });
   } catch (e) {

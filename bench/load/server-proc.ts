@@ -34,6 +34,8 @@ export interface SpawnOptions {
   /** the checkout whose build is run (head by default; a base worktree under --compare) */
   root?: string;
   startTimeoutMs?: number;
+  /** gasoline only: a state dir prepared by the caller (a pairing secret preseeded); default a scratch one */
+  stateDir?: string;
 }
 
 export async function startServer(o: SpawnOptions): Promise<ServerProc> {
@@ -46,7 +48,7 @@ export async function startServer(o: SpawnOptions): Promise<ServerProc> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     GASOLINE_LOG_LEVEL: 'info', // the readiness signal is the info line "ingest server listening"
-    GASOLINE_STATE_DIR: scratchStateDir(),
+    GASOLINE_STATE_DIR: o.stateDir ?? scratchStateDir(),
   };
   if (o.threads !== undefined) env.GASOLINE_THREADS = String(o.threads);
   // the reference's pushes are its stdout lines

@@ -7,6 +7,7 @@ import type { Config } from '../config.js';
 import { EXIT } from '../exit-codes.js';
 import { probe, stopDaemon } from './daemon.js';
 import { fetchText } from './http.js';
+import { checkBrowserTransport, describeExtension, describeRedaction, type TransportCheck } from './transport-check.js';
 
 const say = (s: string): void => void process.stderr.write(`${s}\n`);
 
@@ -21,7 +22,7 @@ export async function runControl(config: Readonly<Config>, what: 'stop' | 'statu
     say(`gasoline: port ${port} is used by something that is not gasoline (${p.detail}); nothing ${what === 'stop' ? 'was stopped' : 'to report'}`);
     return EXIT.noDaemon;
   }
-  if (what === 'status') return status(port);
+  if (what === 'status') return status(port, config.state_dir);
   const { pid, version } = p.info;
   if (!pid) {
     say(`gasoline: the gasoline ${version} on port ${port} does not report its pid (an older version); stop it where it runs`);
@@ -42,7 +43,7 @@ export async function runControl(config: Readonly<Config>, what: 'stop' | 'statu
 
 type Json = Record<string, unknown>;
 
-async function status(port: number): Promise<number> {
+async function status(port: number, stateDir: string): Promise<number> {
   let h: Json;
   try {
     const res = await fetchText({ port, method: 'GET', path: '/health', timeoutMs: 3000 });
@@ -51,17 +52,25 @@ async function status(port: number): Promise<number> {
     say(`gasoline: the daemon on port ${port} did not answer /health: ${(e as Error).message}`);
     return EXIT.noDaemon;
   }
-  for (const line of formatStatus(h)) say(line);
+  const transport = await checkBrowserTransport(port, stateDir, String(h.mode ?? 'server'));
+  for (const line of formatStatus(h, transport)) say(line);
   return EXIT.ok;
 }
 
-/** /health as a screen for people: who runs, who is connected, what came in */
-export function formatStatus(h: Json): string[] {
+/** /health as a screen for people: who runs, who is connected, what came in; `transport`: whether /mcp answered initialize */
+export function formatStatus(h: Json, transport?: TransportCheck): string[] {
   const out: string[] = [];
   const num = (v: unknown): string => (typeof v === 'number' ? String(v) : '?');
   out.push(`gasoline ${String(h.version)} on 127.0.0.1:${num(h.port)} — ${String(h.mode ?? '?')}, pid ${num(h.pid)}, up ${duration(h.uptime_s)}`);
   const ext = (h.extension ?? {}) as { connected?: boolean; producers?: Json[] };
-  out.push(`extension: ${ext.connected ? 'connected' : 'not connected'}${ext.producers?.length ? ` (${ext.producers.length} producer${ext.producers.length === 1 ? '' : 's'})` : ''}`);
+  out.push(`extension: ${describeExtension(h).detail}${ext.producers?.length ? ` (${ext.producers.length} producer${ext.producers.length === 1 ? '' : 's'})` : ''}`);
+  // issue 19 item 7: the side panel's door, and the redaction policy every answer passes
+  if (transport) {
+    const pt = h.panel_tokens as { live?: number } | undefined;
+    out.push(`browser transport: ${transport.ok ? 'ok' : 'FAILED'} — ${transport.detail}${pt ? `; ${num(pt.live)} panel token${pt.live === 1 ? '' : 's'} live` : ''}`);
+  }
+  const red = describeRedaction(h);
+  out.push(`redaction policy: ${red.detail}`);
   const pr = h.pairing as { verified_open?: number; unverified_open?: number; unverified_records?: number; unpaired_policy?: string; window?: { open?: boolean; expires_at?: string } } | undefined;
   if (pr) {
     const paired = (ext as { paired?: boolean }).paired === true;

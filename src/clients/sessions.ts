@@ -1,6 +1,6 @@
 /**
  * The MCP session table (issue 19 item 3): every agent session the app serves, whatever carries
- * it — stdio (a standalone), a bridge's /mcp session, the browser panel (reserved) — with its
+ * it — stdio (a standalone), a bridge's /mcp session, the side panel's (a panel token) — with its
  * client, the name the client gave in initialize, when it began and was last seen, and its state:
  *
  *   ready     — answering, its pushes delivered

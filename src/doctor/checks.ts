@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { probe, type Probe } from '../bridge/daemon.js';
 import { fetchText } from '../bridge/http.js';
 import { tokenPath } from '../daemon/contract.js';
+import { checkBrowserTransport, describeRedaction } from '../bridge/transport-check.js';
 import { compileRedaction } from '../domain/redaction/index.js';
 import { DIR_MODE } from '../state-dir.js';
 import type { Config } from '../config.js';
@@ -148,6 +149,24 @@ export function checkToken(stateDir: string, port: number, v: DaemonView): Check
   if (uid !== undefined && st.uid !== uid) return { name, status: 'fail', detail: `${path} belongs to uid ${st.uid}`, fix };
   if (uid !== undefined && (st.mode & 0o077) !== 0) return { name, status: 'fail', detail: `${path} has mode ${(st.mode & 0o777).toString(8)}, not 600`, fix: `chmod 600 ${path}` };
   return { name, status: 'ok', detail: `${path}: 0600, yours` };
+}
+
+/** The side panel's door (issue 19 item 7): a daemon's /mcp answers initialize; a standalone's refuses a request without a panel token. */
+export async function checkTransport(stateDir: string, port: number, v: DaemonView): Promise<Check> {
+  const name = 'transport';
+  if (v.probe.state !== 'gasoline' || !v.health) return { name, status: 'skip', detail: 'no daemon to ask' };
+  const r = await checkBrowserTransport(port, stateDir, v.probe.info.mode ?? 'server');
+  if (r.ok) return { name, status: 'ok', detail: r.detail };
+  return { name, status: 'fail', detail: r.detail, fix: `gasoline --stop --port ${port} (the next agent's bridge starts a daemon of this version with ${stateDir})` };
+}
+
+/** The redaction policy the running daemon has in force (its rules, their version), from /health. */
+export function checkPolicy(v: DaemonView): Check {
+  const name = 'policy';
+  if (!v.health) return { name, status: 'skip', detail: 'no daemon to ask' };
+  const r = describeRedaction(v.health);
+  if (r.ok) return { name, status: 'ok', detail: `redaction policy ${r.detail}` };
+  return { name, status: 'fail', detail: r.detail, fix: 'the daemon is older than this gasoline: gasoline --stop (the next agent\'s bridge starts this version)' };
 }
 
 /** Whether a connected extension proved the pairing secret (docs/SECURITY.md). */

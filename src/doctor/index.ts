@@ -8,12 +8,13 @@ import { defaultStateDir, numberFlag } from '../cli-options.js';
 import { type Config, ConfigError, loadConfig } from '../config.js';
 import { EXIT } from '../exit-codes.js';
 import { VERSION } from '../version.js';
-import { type Check, checkDaemon, checkExtension, checkNode, checkPairing, checkPort, checkRedaction, checkStateDir, checkToken, viewPort } from './checks.js';
+import { type Check, checkDaemon, checkExtension, checkNode, checkPairing, checkPolicy, checkPort, checkRedaction, checkStateDir, checkToken, checkTransport, viewPort } from './checks.js';
 
 export const DOCTOR_HELP = `Usage: gasoline doctor [--port N] [--state-dir DIR] [--config FILE]
 
 Checks node, the config and its redaction rules, the state dir's owner and modes, the port, the
-daemon and its version, its token file, whether the extension is connected and paired; prints each
+daemon and its version, its token file, whether /mcp (the bridges' and the side panel's door)
+answers initialize, the daemon's redaction policy, whether the extension is connected and paired; prints each
 failure with the command that fixes it. Exit 0: every check passed; 1: one or more failed.
 `;
 
@@ -46,7 +47,7 @@ export async function doctor(argv: string[], env: NodeJS.ProcessEnv = process.en
   const stateDir = cfg?.state_dir ?? (typeof values['state-dir'] === 'string' ? values['state-dir'] : defaultStateDir(env));
   checks.push(checkStateDir(stateDir));
   const view = await viewPort(p);
-  checks.push(checkPort(p, view), checkDaemon(p, view), checkToken(stateDir, p, view), checkExtension(view), checkPairing(p, view));
+  checks.push(checkPort(p, view), checkDaemon(p, view), checkToken(stateDir, p, view), await checkTransport(stateDir, p, view), checkPolicy(view), checkExtension(view), checkPairing(p, view));
   return { checks };
 }
 

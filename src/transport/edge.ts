@@ -53,6 +53,7 @@ export interface EdgeOptions {
   onResult: NonNullable<WsEdgeOptions['onResult']>;
   onProducerChange: NonNullable<WsEdgeOptions['onProducerChange']>;
   pairing?: WsEdgeOptions['pairing'];
+  panelTokens?: WsEdgeOptions['panelTokens'];
   pairingRoute?: HttpEdgeOptions['pairing'];
 }
 
@@ -70,7 +71,7 @@ export class Edge {
     const guard = createGuard(() => this.bound, o.config.allowed_origins);
     const { config, pool } = o;
     const stats = this.stats;
-    this.ws = new WsEdge({ config, pool, guard, stats, onResult: o.onResult, onProducerChange: o.onProducerChange, ...(o.pairing ? { pairing: o.pairing } : {}) });
+    this.ws = new WsEdge({ config, pool, guard, stats, onResult: o.onResult, onProducerChange: o.onProducerChange, ...(o.pairing ? { pairing: o.pairing } : {}), ...(o.panelTokens ? { panelTokens: o.panelTokens } : {}) });
     this.http = new HttpEdge({ config, pool, guard, stats, health: o.health, metrics: o.metrics, ciResult: o.ciResult, ...(o.fetchRoute ? { fetchRoute: o.fetchRoute } : {}), ...(o.pairingRoute ? { pairing: o.pairingRoute } : {}) });
     this.app = uws.App();
     this.ws.attach(this.app);

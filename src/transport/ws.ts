@@ -21,6 +21,8 @@ import { VERSION } from '../version.js';
 import type { Challenge, Pairing } from '../pairing/index.js';
 import type { HelloAuth } from '../domain/ingest/outcome.js';
 import type { ExchangeKeys } from '../pairing/proof.js';
+import type { PanelTokens } from '../pairing/panel-tokens.js';
+import { MCP_PATH } from '../daemon/contract.js';
 
 interface QueuedFrame {
   conn: Conn;
@@ -98,6 +100,8 @@ export interface WsEdgeOptions {
   onProducerChange?: (event: 'connected' | 'disconnected', p: ProducerInfo) => void;
   /** the pairing secret and policy; without it no producer is ever verified */
   pairing?: Pairing;
+  /** the side panel's /mcp tokens, issued to verified producers; without it every ask is refused */
+  panelTokens?: PanelTokens;
 }
 
 /** an `auth` or `pair` frame is a few hundred bytes; anything larger is not one (decoded on main) */
@@ -536,6 +540,9 @@ export class WsEdge {
         }
         this.o.onResult?.(conn, a.result);
         return;
+      case 'panel_token':
+        this.send(conn, this.panelToken(conn, a.id));
+        return;
       case 'none':
         if (a.bug) log.error(a.bug);
         return;
@@ -665,6 +672,18 @@ export class WsEdge {
     );
   }
 
+  /**
+   * The side panel's ask for a /mcp token (PROTOCOL.md "Panel tokens"). Only a producer that proved
+   * the pairing secret on this connection gets one: an Origin header or a hello proves nothing to a
+   * local process, and the token opens every tool. The token goes out once, in this frame.
+   */
+  private panelToken(conn: Conn, id: string): Record<string, unknown> {
+    const tokens = this.o.panelTokens;
+    if (!conn.verified || !tokens) return { t: 'panel_token', id, ok: false, error: 'panel_unverified', message: 'only a producer that proved the pairing secret on this connection gets a panel token: pair the extension (gasoline pair)' };
+    const { token, expiresAt } = tokens.issue(conn.id);
+    return { t: 'panel_token', id, ok: true, token, expires_at: expiresAt, path: MCP_PATH };
+  }
+
   /** `gasoline pair --reset`: whoever proved the old secret proves nothing now; they reconnect and must pair again. */
   dropVerified(): void {
     for (const c of [...this.conns]) if (c.verified) this.closeWith(c, 'pairing_proof_invalid', 'the pairing secret was reset (gasoline pair --reset): pair again');
@@ -723,6 +742,8 @@ export class WsEdge {
     conn.deferred.length = 0;
     if (this.conns.delete(conn)) this.o.stats.connectionsOpen--;
     if (conn.session) this.sessions.detach(conn.session);
+    // a panel's session dies with the socket that vouched for it
+    this.o.panelTokens?.revokeConnection(conn.id);
     if (wasReady && conn.producer) this.o.onProducerChange?.('disconnected', conn.producer);
   }
 }
@@ -736,6 +757,8 @@ export type WsAnswer =
   | { t: 'error'; code: ErrorCode; message: string; seq?: number; close: boolean }
   | { t: 'pong'; ts: number }
   | { t: 'result'; result: Extract<ItemOutcome, { kind: 'result' }> }
+  /** answered on main: only a verified producer gets a token */
+  | { t: 'panel_token'; id: string }
   /** nothing to send; `bug` when the outcome cannot come from a WebSocket item */
   | { t: 'none'; bug?: string };
 
@@ -758,6 +781,8 @@ export function wsAnswer(o: ItemOutcome, at: { retryAfterMs: number; resumeFrom:
       return { t: 'none' };
     case 'result':
       return { t: 'result', result: o };
+    case 'panel_token':
+      return { t: 'panel_token', id: o.id };
     case 'hello':
       // The core turns a second hello into duplicate_hello; reaching here is a bug.
       return { t: 'error', code: 'duplicate_hello', message: 'hello was already received on this connection', close: false };

@@ -13,7 +13,7 @@ type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]>
 const KiB = 1024;
 
 /** A real server on 127.0.0.1:0 with small rings and one worker unless told otherwise. */
-export async function startTestServer(over: DeepPartial<Config> = {}, opts: { faultInjection?: boolean; mcpHttp?: boolean; mcpHttpLimits?: AppOptions['mcpHttpLimits']; pairingKey?: string; pairingKdfIterations?: number } = {}): Promise<App> {
+export async function startTestServer(over: DeepPartial<Config> = {}, opts: { faultInjection?: boolean; mcpHttp?: boolean | 'panel'; mcpHttpLimits?: AppOptions['mcpHttpLimits']; pairingKey?: string; pairingKdfIterations?: number; panelTokenTtlMs?: number } = {}): Promise<App> {
   const base: Record<string, unknown> = {
     port: 0,
     mode: 'server',
@@ -30,7 +30,7 @@ export async function startTestServer(over: DeepPartial<Config> = {}, opts: { fa
   const config = loadConfig({ flags: merged, env: {} });
   if (!readSecret(config.state_dir)) newSecret(config.state_dir, opts.pairingKey ?? TEST_PAIRING_KEY);
   setLogLevel(config.log_level);
-  return startApp({ config, faultInjection: opts.faultInjection ?? false, ...(opts.mcpHttp ? { mcpHttp: true } : {}), ...(opts.mcpHttpLimits ? { mcpHttpLimits: opts.mcpHttpLimits } : {}), ...(opts.pairingKdfIterations ? { pairingKdfIterations: opts.pairingKdfIterations } : {}) });
+  return startApp({ config, faultInjection: opts.faultInjection ?? false, ...(opts.mcpHttp ? { mcpHttp: opts.mcpHttp } : {}), ...(opts.mcpHttpLimits ? { mcpHttpLimits: opts.mcpHttpLimits } : {}), ...(opts.pairingKdfIterations ? { pairingKdfIterations: opts.pairingKdfIterations } : {}), ...(opts.panelTokenTtlMs ? { panelTokenTtlMs: opts.panelTokenTtlMs } : {}) });
 }
 
 function merge(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {

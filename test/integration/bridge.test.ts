@@ -113,6 +113,9 @@ describe('gasoline modes', () => {
     expect(st.stdout).toBe('');
     expect(st.stderr).toContain(`on 127.0.0.1:${sb.port} — server, pid ${String(h.pid)}`);
     expect(st.stderr).toContain('extension: not connected');
+    // issue 19 item 7: the side panel's door and the redaction policy, checked from outside
+    expect(st.stderr).toMatch(/browser transport: ok — \/mcp initialize answered in \d+ ms \(protocol [\d-]+\).*; 0 panel tokens live/);
+    expect(st.stderr).toMatch(/redaction policy: loaded: \d+ built-in \+ 0 rules of yours, rules version 0/);
     const stop = await runGasolineAsync(['--stop', ...sb.args]);
     expect(stop.code).toBe(0);
     expect(stop.stderr).toContain(`stopped the daemon on port ${sb.port} (pid ${String(h.pid)}`);

@@ -38,6 +38,7 @@ describe('gasoline doctor', () => {
     expect(line(r.stderr, `port ${sb.port}`)).toMatch(/^ {2}ok .*free/);
     expect(line(r.stderr, 'daemon')).toMatch(/^ {2}- .*none runs/);
     expect(line(r.stderr, 'extension')).toMatch(/^ {2}- /);
+    expect(line(r.stderr, 'transport')).toMatch(/^ {2}- /);
     expect(r.stderr).toMatch(/all passed: \d+ ok, 0 failed/);
   });
 
@@ -50,6 +51,9 @@ describe('gasoline doctor', () => {
     expect(line(r.stderr, `port ${sb.port}`)).toMatch(/^ {2}ok .*gasoline's \(server, pid \d+\)/);
     expect(line(r.stderr, 'daemon')).toMatch(/^ {2}ok +daemon +version \d+\.\d+\.\d+, pid \d+/);
     expect(line(r.stderr, 'token')).toMatch(/^ {2}ok .*daemon-\d+\.token: 0600/);
+    // issue 19 item 7: the side panel's door answers initialize, the daemon's redaction policy is loaded
+    expect(line(r.stderr, 'transport')).toMatch(/^ {2}ok +transport +\/mcp initialize answered in \d+ ms \(protocol \d{4}-\d{2}-\d{2}\)/);
+    expect(line(r.stderr, 'policy')).toMatch(/^ {2}ok +policy +redaction policy loaded: \d+ built-in \+ 0 rules of yours, rules version 0/);
     expect(line(r.stderr, 'state dir')).toMatch(/^ {2}ok /);
     expect(line(r.stderr, 'extension')).toMatch(/^ {2}FAIL +extension +not connected/);
     expect(r.stderr).toMatch(/fix: load it in Chrome: chrome:\/\/extensions .*extension\/dist/);

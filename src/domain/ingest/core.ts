@@ -161,6 +161,9 @@ export class IngestCore {
         return { kind: 'pong', ts: frame.ts };
       case 'result':
         return { kind: 'result', id: frame.id, status: frame.status, result: frame.result, error: frame.error };
+      case 'panel_token':
+        if (item.session === null) return { kind: 'rejected', code: 'hello_required', message: 'the first frame must be hello' };
+        return { kind: 'panel_token', id: frame.id };
       case 'batch':
         return this.batchItem(item, frame, recvTime, applied);
       default:

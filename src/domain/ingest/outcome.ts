@@ -32,7 +32,9 @@ export type ItemOutcome =
   | { kind: 'hello'; v: number; client: string; version: string; session: SessionId; last_acked_seq?: number | undefined; token?: string | undefined; auth?: HelloAuth | undefined }
   | { kind: 'ping'; ts: number }
   | { kind: 'pong'; ts: number }
-  | { kind: 'result'; id: string; status: string; result?: unknown; error?: unknown };
+  | { kind: 'result'; id: string; status: string; result?: unknown; error?: unknown }
+  /** the side panel asks for its /mcp token; main decides (only a verified producer gets one) */
+  | { kind: 'panel_token'; id: string };
 
 /**
  * The outcomes an item slot records inside its commit. A retried item whose slot holds one answers

@@ -57,12 +57,15 @@ export const ResultFrameSchema = z.object({
   error: z.unknown().optional(),
 });
 
-export const ClientFrameSchema = z.discriminatedUnion('t', [HelloFrameSchema, BatchFrameSchema, PingFrameSchema, PongFrameSchema, ResultFrameSchema]);
+/** [ext] the side panel's session token (PROTOCOL.md "Panel tokens"): `id` pairs the answer with the ask */
+export const PanelTokenFrameSchema = z.object({ t: z.literal('panel_token'), id: z.string().min(1).max(64) });
+
+export const ClientFrameSchema = z.discriminatedUnion('t', [HelloFrameSchema, BatchFrameSchema, PingFrameSchema, PongFrameSchema, ResultFrameSchema, PanelTokenFrameSchema]);
 
 export type HelloFrame = z.infer<typeof HelloFrameSchema>;
 export type BatchFrame = z.infer<typeof BatchFrameSchema>;
 export type ClientFrame = z.infer<typeof ClientFrameSchema>;
-export const CLIENT_FRAME_TYPES = new Set(['hello', 'batch', 'ping', 'pong', 'result']);
+export const CLIENT_FRAME_TYPES = new Set(['hello', 'batch', 'ping', 'pong', 'result', 'panel_token']);
 
 // ---------------------------------------------------------------- records (PROTOCOL.md §2)
 

@@ -1,11 +1,15 @@
 /**
- * MCP over streamable HTTP for bridges: one MCP session per bridge, each its own SDK transport
+ * MCP over streamable HTTP for bridges and the browser's side panel: one MCP session per bridge
+ * (or panel), each its own SDK transport
  * (WebStandardStreamableHTTPServerTransport, stateful) connected to its own tool dispatcher
  * (createToolServer) on the one app port. The edge hands each /mcp request in as a web Request
  * (src/transport/fetch-adapter.ts, injected by src/app.ts: mcp/ never imports the edge).
  *
  * What happens here before the SDK sees a request: the bearer token (401 and a fixed body,
- * nothing else: no session lookup, no hint), then the session by `Mcp-Session-Id` (an unknown
+ * nothing else: no session lookup, no hint) — the daemon's own, checked first in constant time,
+ * else a live panel token (src/pairing/panel-tokens.ts; a session opened with one is a `panel`
+ * session and takes only panel tokens of the same /ws connection, a bridge's only the daemon's
+ * token; a session whose panel token was revoked or expired is closed) — then the session by `Mcp-Session-Id` (an unknown
  * one gets the SDK's own 404), and for a new session the client identity header and the cap.
  * Host and Origin were checked by the edge, as on every route.
  *
@@ -22,6 +26,7 @@ import { bearerMatches, CLIENT_HEADER, CLIENT_ID_RE } from '../../daemon/contrac
 import { ERRORS, GasolineError, type ErrorCode } from '../../errors.js';
 import { log } from '../../log.js';
 import type { Notify } from '../alerts.js';
+import type { PanelGrant, PanelTokens } from '../../pairing/panel-tokens.js';
 import type { McpPort } from '../port.js';
 import { createToolServer, type ToolServer } from '../server.js';
 import { BoundedEventStore } from './event-store.js';
@@ -37,14 +42,19 @@ export interface HttpExchange {
 export interface McpHttpOptions {
   port: McpPort;
   config: Readonly<Config>;
-  /** the daemon's bearer token (src/daemon/contract.ts); never logged */
-  token: string;
+  /** the daemon's bearer token (src/daemon/contract.ts); never logged. null: no bridges here
+   * (a standalone opens /mcp to the side panel only) */
+  token: string | null;
+  /** the side panel's tokens (issued over /ws); without it only the daemon's token opens /mcp */
+  panelTokens?: PanelTokens;
   limits?: Partial<McpHttpLimits>;
 }
 
 export interface McpHttpSessionView {
   /** the first 8 characters: enough to tell sessions apart, not enough to use one */
   session: string;
+  /** who opened it: a bridge (the daemon's token) or the side panel (a panel token) */
+  kind: 'bridge' | 'panel';
   client_id: string;
   created: string;
   last_request: string;
@@ -71,6 +81,8 @@ class HttpSession {
   constructor(
     readonly clientId: string,
     private readonly limits: McpHttpLimits,
+    /** a panel session's token (renewed by the requests that carry a newer one); null for a bridge */
+    public grant: PanelGrant | null,
   ) {
     this.events = new BoundedEventStore({ maxEvents: limits.maxEvents, maxBytes: limits.maxEventBytes });
   }
@@ -109,6 +121,7 @@ class HttpSession {
   view(): McpHttpSessionView {
     return {
       session: this.id.slice(0, 8),
+      kind: this.grant ? 'panel' : 'bridge',
       client_id: this.clientId,
       created: new Date(this.created).toISOString(),
       last_request: new Date(this.lastRequest).toISOString(),
@@ -142,6 +155,10 @@ export class McpHttpSessions {
     this.blank = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID() });
     this.reaper = setInterval(() => this.reapIdle(), Math.max(50, Math.min(60_000, this.limits.idleMs / 4)));
     this.reaper.unref();
+    // a panel session ends with the token it uses: its /ws connection closed, or it was replaced or expired
+    o.panelTokens?.onRevoke((g) => {
+      for (const s of [...this.sessions.values()]) if (s.grant === g) void this.closeSession(s, 'panel token revoked');
+    });
   }
 
   get size(): number {
@@ -150,30 +167,45 @@ export class McpHttpSessions {
 
   /** The /mcp handler the edge calls for every request on the path. */
   readonly handle = async (req: Request, ex: HttpExchange): Promise<Response> => {
-    // constant-time check, before anything else is looked at
-    if (!bearerMatches(req.headers.get('authorization') ?? '', this.o.token)) return refusal('unauthorized');
+    const authorization = req.headers.get('authorization') ?? '';
+    // the daemon's token first, in constant time, before anything else is looked at
+    const bridge = this.o.token !== null && bearerMatches(authorization, this.o.token);
+    const grant = bridge ? null : (this.o.panelTokens?.check(authorization) ?? null);
+    if (!bridge && !grant) {
+      this.closeIfTokenDead(req.headers.get('mcp-session-id'));
+      return refusal('unauthorized');
+    }
     if (this.closing) return refusal('shutting_down');
     const sid = req.headers.get('mcp-session-id');
     if (sid !== null) {
       const s = this.sessions.get(sid);
       if (!s) return this.gone.handleRequest(req);
+      // a bridge's session takes the daemon's token; a panel's, a token of the connection that opened it
+      if (s.grant ? grant?.connId !== s.grant.connId : !bridge) return refusal('unauthorized');
+      if (grant) s.grant = grant;
       s.lastRequest = Date.now();
       this.track(s, ex);
       return s.transport.handleRequest(req);
     }
     if (req.method !== 'POST') return this.blank.handleRequest(req);
-    return this.open(req, ex);
+    return this.open(req, ex, grant);
   };
 
+  /** A request without a valid token on a panel session whose own token died: that session ends (its token will not come back). */
+  private closeIfTokenDead(sid: string | null): void {
+    const s = sid === null ? undefined : this.sessions.get(sid);
+    if (s?.grant && !s.grant.live) void this.closeSession(s, 'panel token revoked');
+  }
+
   /** A POST without a session id: an initialize, which opens a session (anything else is refused by the SDK). */
-  private async open(req: Request, ex: HttpExchange): Promise<Response> {
+  private async open(req: Request, ex: HttpExchange, grant: PanelGrant | null): Promise<Response> {
     const asked = req.headers.get(CLIENT_HEADER);
     if (asked !== null && !CLIENT_ID_RE.test(asked)) return rpcRefusal('invalid_client_id', `${CLIENT_HEADER} must match ${CLIENT_ID_RE.source}`);
     if (this.sessions.size + this.starting >= this.limits.maxSessions) {
       return rpcRefusal('mcp_sessions_full', `${this.limits.maxSessions} MCP sessions are open on this daemon; end one (DELETE /mcp) or wait for idle ones to close`);
     }
     this.starting++;
-    const s = new HttpSession(asked ?? `anon-${randomBytes(6).toString('hex')}`, this.limits);
+    const s = new HttpSession(asked ?? (grant ? 'panel' : `anon-${randomBytes(6).toString('hex')}`), this.limits, grant);
     try {
       s.transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
@@ -185,7 +217,7 @@ export class McpHttpSessions {
           // the table lists it by the id the bridge holds (its first 8 characters)
           s.tools.session.id = id;
           this.sessions.set(id, s);
-          log.info('mcp http session opened', { session: id.slice(0, 8), client_id: s.clientId });
+          log.info('mcp http session opened', { session: id.slice(0, 8), client_id: s.clientId, transport: grant ? 'panel' : 'bridge' });
         },
       });
       s.tools = createToolServer({
@@ -195,7 +227,7 @@ export class McpHttpSessions {
         notify: s.notify,
         notes: () => s.note(),
         mcpHealth: () => ({ transport: 'streamable-http', ...s.view() }),
-        transport: 'bridge',
+        transport: grant ? 'panel' : 'bridge',
       });
       // set before connect: the SDK chains its own close handling onto it
       s.transport.onclose = () => this.closeSession(s, 'closed');
@@ -239,6 +271,7 @@ export class McpHttpSessions {
     const now = Date.now();
     for (const s of [...this.sessions.values()]) {
       if (s.exchanges.size === 0 && now - s.lastRequest > this.limits.idleMs) void this.closeSession(s, 'idle');
+      else if (s.grant && !s.grant.live) void this.closeSession(s, 'panel token expired');
     }
   }
 
