@@ -105,6 +105,7 @@ function failed(e: unknown): void {
 /** One tool call, recorded for the "Tool results" card. Session errors go to the state machine. */
 async function tool(label: string, name: string, args: Record<string, unknown>): Promise<{ text: string; isError: boolean } | null> {
   const t0 = performance.now();
+  if (model.session === 'failed') dispatch({ t: 'start' });
   try {
     const r = await mcp.call(name, args);
     if (model.session !== 'up') dispatch({ t: 'session_up' });

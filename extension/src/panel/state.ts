@@ -83,13 +83,14 @@ const LINK_WHY: Record<string, string> = {
 export function view(m: PanelModel): PanelView {
   if (m.session === 'failed') {
     const f = m.failure ?? { code: 'error', message: 'the panel session failed' };
-    return { kind: 'error', label: 'error', detail: `${f.code}: ${f.message}`, canAsk: false };
+    // asking again is how the user retries: the question reopens the session first
+    return { kind: 'error', label: 'error', detail: `${f.code}: ${f.message}`, canAsk: true };
   }
   if (m.session === 'none') return { kind: 'idle', label: 'idle', detail: 'Not connected yet.', canAsk: false };
   if (m.session === 'starting') return { kind: 'connecting', label: 'connecting…', detail: 'Opening a panel session with the local gasoline server.', canAsk: false };
   if (m.approvals > 0) return { kind: 'needs_approval', label: 'needs approval', detail: `${m.approvals} agent action${m.approvals === 1 ? '' : 's'} wait${m.approvals === 1 ? 's' : ''} for your decision below.`, canAsk: true };
   const link = m.link;
-  if (!link || link.kind !== 'connected') {
+  if (link?.kind !== 'connected') {
     const why = !link ? 'the extension did not report its connection' : link.kind === 'refused' ? (LINK_WHY[link.why ?? ''] ?? `the extension refused the server (${link.why ?? '?'})`) : link.kind === 'backoff' ? 'the extension cannot reach the server right now' : 'the extension is still connecting to the server';
     return { kind: 'degraded', label: 'degraded', detail: `Answers see no new browser data: ${why}.`, canAsk: true };
   }

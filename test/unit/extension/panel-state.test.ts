@@ -35,7 +35,7 @@ describe('panel state', () => {
 
   it('error wins over everything and carries the code; start clears it', () => {
     const m = run(connected, { t: 'approvals', count: 1 }, { t: 'session_failed', code: 'panel_unverified', message: 'pair first' });
-    expect(view(m)).toEqual({ kind: 'error', label: 'error', detail: 'panel_unverified: pair first', canAsk: false });
+    expect(view(m)).toEqual({ kind: 'error', label: 'error', detail: 'panel_unverified: pair first', canAsk: true });
     expect(view(reduce(m, { t: 'start' })).kind).toBe('connecting');
   });
 
