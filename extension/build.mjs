@@ -26,11 +26,25 @@ manifest.key = key;
 manifest.version = String(pkg.version).replace(/[^0-9.].*$/, '');
 writeFileSync(join(outdir, 'manifest.json'), JSON.stringify(manifest, null, 2));
 for (const f of ['popup.html', 'popup.css']) cpSync(join(here, 'src', 'popup', f), join(outdir, f));
+for (const f of ['panel.html', 'panel.css']) cpSync(join(here, 'src', 'panel', f), join(outdir, f));
 // axe-core ships prebuilt; the service worker injects it into a tab only when an audit is asked for.
 mkdirSync(join(outdir, 'vendor'), { recursive: true });
 const axeDir = dirname(createRequire(import.meta.url).resolve('axe-core/package.json'));
 cpSync(join(axeDir, 'axe.min.js'), join(outdir, 'vendor', 'axe.min.js'));
 cpSync(join(axeDir, 'LICENSE'), join(outdir, 'vendor', 'axe-core.LICENSE'));
+
+/**
+ * The SDK's client imports its ajv-based output-schema validator unconditionally. Ajv compiles
+ * schemas with `new Function`, which an extension page's CSP forbids, and our tools declare no
+ * output schema (the panel passes its own validator: src/panel/mcp.ts), so its ~290 KB of ajv,
+ * ajv-formats and fast-uri are left out: the import resolves to a class that refuses to be used.
+ */
+const noAjv = {
+  name: 'no-ajv',
+  setup(b) {
+    b.onResolve({ filter: /\/validation\/ajv-provider\.js$/ }, (a) => (a.importer.includes('@modelcontextprotocol') ? { path: join(here, 'src', 'panel', 'no-ajv.ts') } : undefined));
+  },
+};
 
 const options = {
   entryPoints: {
@@ -38,7 +52,10 @@ const options = {
     content: join(here, 'src/content/index.ts'),
     sw: join(here, 'src/sw/index.ts'),
     popup: join(here, 'src/popup/popup.ts'),
+    // the side panel bundles the MCP SDK's client (streamable HTTP) for its own session
+    panel: join(here, 'src/panel/panel.ts'),
   },
+  plugins: [noAjv],
   outdir,
   bundle: true,
   // Content scripts and a non-module service worker are classic scripts.

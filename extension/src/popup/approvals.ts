@@ -10,15 +10,17 @@ import { describe } from '../sw/approvals.js';
 
 let shown = '';
 
-export async function refreshApprovals(): Promise<void> {
+/** Also used by the side panel (same element ids); answers how many requests wait. */
+export async function refreshApprovals(): Promise<number> {
   const r = (await chrome.runtime.sendMessage({ t: 'approvals' })) as { approvals?: ApprovalView[] };
   const list = r.approvals ?? [];
   const key = list.map((a) => a.id).join(',');
-  if (key === shown) return;
+  if (key === shown) return list.length;
   shown = key;
   const section = document.getElementById('approvals')!;
   section.hidden = list.length === 0;
   document.getElementById('approval-list')!.replaceChildren(...list.map(item));
+  return list.length;
 }
 
 function item(a: ApprovalView): HTMLLIElement {

@@ -74,6 +74,12 @@ async function refresh(): Promise<void> {
 async function main(): Promise<void> {
   const [tab] = await chrome.tabs.query({ active: true, currentWindow: true });
   tabId = tab?.id;
+  const windowId = tab?.windowId;
+  // sidePanel.open must run inside the click itself (a user gesture): nothing awaited before it
+  $('open-panel').addEventListener('click', () => {
+    if (windowId === undefined) return;
+    void chrome.sidePanel.open({ windowId }).then(() => window.close(), (e: unknown) => ($('error').textContent = `cannot open the side panel: ${String(e)}`));
+  });
   $<HTMLInputElement>('track-tab').addEventListener('change', async (e) => {
     if (tabId === undefined) return;
     render(await ask({ t: 'set_tab_tracked', tab_id: tabId, on: (e.target as HTMLInputElement).checked }));

@@ -10,7 +10,7 @@
  * page is refused at once (agent_control_off) instead of asking the user about an action that
  * could not run anyway.
  *
- * Decisions are taken only from our own popup page (its URL is ours; a content script's sender
+ * Decisions are taken only from our own popup or side panel page (its URL is ours; a content script's sender
  * URL is its page's), never from a page: a page that could answer would approve its own attacker.
  */
 import type { CommandContext, CommandRegistry } from './commands.js';
@@ -124,11 +124,11 @@ export class Approvals {
     this.deps.onChange?.(this.pending.size);
   }
 
-  /** A notification only when no popup is open: an open popup lists the request already. */
+  /** A notification only when neither the popup nor the side panel is open: either lists the request already. */
   private async notify(v: ApprovalView): Promise<void> {
     if (!chrome.notifications) return;
     try {
-      const open = await chrome.runtime.getContexts({ documentUrls: [chrome.runtime.getURL('popup.html')] });
+      const open = await chrome.runtime.getContexts({ documentUrls: [chrome.runtime.getURL('popup.html'), chrome.runtime.getURL('panel.html')] });
       if (open.length > 0) return;
       await chrome.notifications.create(NOTE_PREFIX + v.id, {
         type: 'basic',

@@ -13,6 +13,7 @@ import { Tracking } from './tracking.js';
 import { Transport, type SocketLike } from './transport.js';
 import { handshakeProofs, newNonce, pair, sameHex } from './pairing.js';
 import { WakeAlarm } from './wake-alarm.js';
+import { PanelTokens } from './panel-token.js';
 import { DEFAULT_SETTINGS, normalizeSettings, type FileConfig, type PopupStatus, type Settings } from '../shared/settings.js';
 import type { CaptureConfig, CaptureReply, RecordsByKind, ToWorker } from '../shared/protocol.js';
 
@@ -36,6 +37,11 @@ let pairing: { key: string; paired_at: string } | null = null;
 let lastPairing: { ok: boolean; message: string } | null = null;
 let pairingBusy = false;
 const recentChunks = new Set<string>();
+const panelTokens = new PanelTokens({
+  send: (frame) => transport?.send(frame) ?? false,
+  url: (path) => `http://127.0.0.1:${serverPort()}${path}`,
+  newId: () => crypto.randomUUID(),
+});
 
 const ready = init();
 
@@ -112,6 +118,8 @@ function startTransport(): void {
       if (s.state.kind === lastKind) return;
       lastKind = s.state.kind;
       const up = s.state.kind === 'connected';
+      // a token is bound to the connection that asked for it: a drop answers whoever still waits
+      if (!up) panelTokens.disconnected();
       // While disconnected, an alarm brings a stopped worker back to retry. While connected the
       // keepalive does that job, and an alarm would keep an idle worker alive by itself.
       void wakeAlarm.set(!up);
@@ -119,6 +127,7 @@ function startTransport(): void {
       void chrome.action.setBadgeBackgroundColor({ color: '#c0392b' }).catch(() => undefined);
     },
     auth: { key: pairingSecret, nonce: newNonce, proofs: handshakeProofs, same: sameHex },
+    onOther: (f) => panelTokens.onFrame(f),
     onCommand: (cmd) => {
       void commands.dispatch(cmd).then((r) => t.sendResult(r));
     },
@@ -199,15 +208,34 @@ async function handle(m: ToWorker, sender: chrome.runtime.MessageSender): Promis
   }
 }
 
-/** Only our own popup page lists or decides approvals: a content script's sender URL is its page's. */
+/** Whether a message comes from one of our own pages: a content script's sender URL is its page's. */
+function fromOurPage(sender: chrome.runtime.MessageSender, ...pages: string[]): boolean {
+  return sender.id === chrome.runtime.id && pages.some((p) => (sender.url ?? '').startsWith(chrome.runtime.getURL(p)));
+}
+
+/** Only our own popup or side panel lists or decides approvals. */
 function approvalMessage(m: Extract<ToWorker, { t: 'approvals' | 'approval_decide' }>, sender: chrome.runtime.MessageSender): unknown {
-  if (sender.id !== chrome.runtime.id || !(sender.url ?? '').startsWith(chrome.runtime.getURL('popup.html'))) return { error: 'approvals are decided in the Gasoline popup only' };
+  if (!fromOurPage(sender, 'popup.html', 'panel.html')) return { error: 'approvals are decided in the Gasoline popup or side panel only' };
   if (m.t === 'approvals') return { approvals: approvals.list() };
   const choice: ApprovalChoice = m.decision === 'approve_window' ? { decision: 'approve_window', minutes: m.minutes === 15 || m.minutes === 60 ? m.minutes : 5 } : { decision: m.decision === 'approve' ? 'approve' : 'deny' };
   return { ok: approvals.decide(m.id, choice) };
 }
 
+/**
+ * The side panel's MCP token (contract A in docs/PROTOCOL.md): only our panel page may ask; a
+ * token is the daemon's door for a whole MCP session, and a page must never hold one.
+ */
+async function panelToken(sender: chrome.runtime.MessageSender): Promise<unknown> {
+  if (!fromOurPage(sender, 'panel.html')) return { ok: false, error: 'forbidden', message: 'panel tokens go to the Gasoline side panel only' };
+  await ready;
+  return panelTokens.request();
+}
+
 chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
+  if ((msg as { type?: unknown } | null)?.type === 'panel_token') {
+    panelToken(sender).then(sendResponse, (e: unknown) => sendResponse({ ok: false, error: 'extension_error', message: String(e) }));
+    return true;
+  }
   handle(msg as ToWorker, sender).then(sendResponse, (e: unknown) => sendResponse({ error: String(e) }));
   return true;
 });
@@ -247,7 +275,14 @@ chrome.alarms.onAlarm.addListener((a) => {
 
 chrome.runtime.onStartup.addListener(() => void ready);
 
+const OPEN_PANEL_MENU = 'gasoline.open-panel';
+// the toolbar button's right-click menu: the other way to the side panel (a click there is a user gesture)
+chrome.contextMenus.onClicked.addListener((info, tab) => {
+  if (info.menuItemId === OPEN_PANEL_MENU && tab?.windowId !== undefined) void chrome.sidePanel.open({ windowId: tab.windowId }).catch(() => undefined);
+});
+
 chrome.runtime.onInstalled.addListener(() => {
+  chrome.contextMenus.create({ id: OPEN_PANEL_MENU, title: 'Open the Gasoline side panel', contexts: ['action'] }, () => void chrome.runtime.lastError);
   // Tabs that were open before install/update have no content scripts; give them ours.
   void ready.then(async () => {
     const tabs = await chrome.tabs.query({ url: ['http://*/*', 'https://*/*'] });

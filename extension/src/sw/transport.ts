@@ -12,6 +12,7 @@
 import { pack, unpack } from 'msgpackr';
 import type { BatchFrame, HelloFrame, RecordKind, RecordsByKind, ResultFrame, ServerFrame, WireRecord } from '../shared/protocol.js';
 import { RECORD_KINDS } from '../shared/protocol.js';
+import type { PanelTokenFrame } from './panel-token.js';
 
 /** The subset of the browser WebSocket we use; `ws` in Node fits it too. */
 export interface SocketLike {
@@ -47,6 +48,8 @@ export interface TransportOptions {
   random?: () => number;
   onStatus?: (s: TransportStatus) => void;
   onCommand?: (frame: Extract<ServerFrame, { t: 'cmd' }>) => void;
+  /** frames this class does not act on (e.g. `panel_token` replies) and every `error` frame; true = consumed */
+  onOther?: (frame: Record<string, unknown>) => boolean;
   /**
    * Pairing (docs/SECURITY.md): with it, nothing but hello goes to a server until its welcome
    * proved our secret, and our proof answers it. Absent: no pairing (plain test producers).
@@ -119,7 +122,7 @@ interface Unacked {
 }
 
 export class Transport {
-  private readonly o: Required<Omit<TransportOptions, 'onStatus' | 'onCommand' | 'auth'>> & Pick<TransportOptions, 'onStatus' | 'onCommand' | 'auth'>;
+  private readonly o: Required<Omit<TransportOptions, 'onStatus' | 'onCommand' | 'onOther' | 'auth'>> & Pick<TransportOptions, 'onStatus' | 'onCommand' | 'onOther' | 'auth'>;
   /** this connection's hello nonce (pairing) */
   private nonce = '';
   private socket: SocketLike | null = null;
@@ -253,8 +256,8 @@ export class Transport {
     }, this.o.flushMs);
   }
 
-  /** Sends a non-batch frame (results, pings) if connected; false when it could not. */
-  send(frame: ResultFrame | { t: 'ping' | 'pong'; ts: number }): boolean {
+  /** Sends a non-batch frame (results, pings, panel token requests) if connected; false when it could not. */
+  send(frame: ResultFrame | { t: 'ping' | 'pong'; ts: number } | PanelTokenFrame): boolean {
     if (this.state.kind !== 'connected' || !this.socket || this.socket.readyState !== OPEN) return false;
     this.socket.send(pack(frame));
     return true;
@@ -368,6 +371,8 @@ export class Transport {
         this.lastError = `nack ${f.seq}: ${f.code ?? 'unknown'}`;
         return this.pauseThenResend(f.retry_after_ms, f.resume_from_seq);
       case 'error':
+        // an answer to one of our own requests (an older server's unknown_frame_type) is no connection error
+        if (this.o.onOther?.(f as unknown as Record<string, unknown>)) return;
         this.lastError = `${f.code}: ${f.message ?? ''}`;
         // The server answers `error overloaded` when it could not even queue a batch: not applied.
         if (f.code === 'overloaded') this.pauseThenResend(f.retry_after_ms, undefined);
@@ -383,6 +388,7 @@ export class Transport {
         return;
       default:
         // A newer server may send frame types we do not know yet (PROTOCOL: extend compatibly).
+        this.o.onOther?.(f as unknown as Record<string, unknown>);
         return;
     }
   }
