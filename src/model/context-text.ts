@@ -10,7 +10,7 @@ const iso = (t: number): string => new Date(t).toISOString();
 
 export function errorBlock(e: TriageError): string {
   const lines = [`ERROR ×${e.count} ${JSON.stringify(e.message)}${e.location ? ` at ${e.location}${e.mapped ? ' (source-mapped)' : ''}` : ''} first ${iso(e.first)} last ${iso(e.last)}${e.page ? ` page ${e.page}` : ''}`];
-  for (const b of e.before) lines.push(`  before: ${b.kind} ${b.text}`);
+  for (const b of e.before) lines.push(`  before: ${b.kind} ${JSON.stringify(b.text)}`);
   return lines.join('\n');
 }
 

@@ -65,7 +65,7 @@ export function redactForEgress(req: ModelRequest, policy: EgressPolicy | undefi
     const question = parsed.data.question === undefined ? undefined : r(parsed.data.question);
     const rendered = renderContext(context, { errors: context.errors.map((e) => r(errorBlock(e))), failing: context.failing.map((f) => r(requestBlock(f))) }, maxContextChars);
     const user = `${rendered.text}\n\n${question ? `question: ${question}` : 'task: say what broke, with the evidence, and the next calls to make'}`;
-    const payload = { system, user, ...(question !== undefined ? { question } : {}), context, redacted: markers(system) + markers(user), policy: policy.version, cut: rendered.cut };
+    const payload = { system, user, ...(question !== undefined ? { question } : {}), context, redacted: Math.max(0, markers(system) - markers(parsed.data.system)) + markers(user), policy: policy.version, cut: rendered.cut };
     return payload as RedactedPayload;
   } catch (e) {
     throw blocked(`redaction failed (${e instanceof Error ? e.name : typeof e})`);

@@ -23,20 +23,28 @@ function pathOf(url: string): string {
   }
 }
 
+/** a literal stretch of the message that observe's `contains` finds: up to the first quote, digit or marker */
+function snippet(msg: string): string {
+  const m = /^[^"'\\\d<[{]{3,}/.exec(msg);
+  const s = (m ? m[0] : msg).trim();
+  return s.length > 60 ? s.slice(0, s.lastIndexOf(' ', 60) > 20 ? s.lastIndexOf(' ', 60) : 60) : s;
+}
+
 function request(r: TriageRequest): string {
   return `${r.method} ${q(r.url, 300)} → ${statusText(r.status)}`;
 }
 
 /** the failing request in an error's bundle, when one came just before it */
 function failedBefore(e: TriageError): string | undefined {
-  return e.before.find((b) => b.kind === 'request' && /→ (no response|[45]\d\d)\b/.test(b.text))?.text;
+  const b = e.before.find((x) => x.kind === 'request' && /→ (no response|[45]\d\d)$/.test(x.text));
+  return b && q(b.text, 300);
 }
 
 /** the last action with a target before an error: what the user did when it broke */
 function actionBefore(e: TriageError): { text: string; selector: string } | undefined {
   for (let i = e.before.length - 1; i >= 0; i--) {
     const b = e.before[i]!;
-    if (b.kind === 'action' && b.selector) return { text: b.text, selector: b.selector };
+    if (b.kind === 'action' && b.selector) return { text: q(b.text, 200), selector: b.selector };
   }
   return undefined;
 }
@@ -52,7 +60,8 @@ function conclusion(c: TriageContext): string {
     const where = top.location ? ` at ${q(top.location, 200)}${top.mapped ? '' : ' (generated position)'}` : '';
     const cause = failedBefore(top);
     const action = actionBefore(top);
-    const head = `${c.errors.length + c.more_errors} distinct error${c.errors.length + c.more_errors === 1 ? '' : 's'}; the most frequent is ${q(top.message, 200)} ×${top.count}${where}`;
+    const n = c.errors.length + c.more_errors;
+    const head = `${n}${c.partial ? '+' : ''} distinct error${n === 1 ? '' : 's'}; the most frequent is ${q(top.message, 200)} ×${top.count}${where}`;
     if (cause) return `${head}, right after a failing request (${cause}): look at that endpoint first`;
     if (action) return `${head}, right after ${action.text}: look at that element and its handler`;
     return req ? `${head}; requests fail too (${request(req)} ×${req.count})` : head;
@@ -65,7 +74,7 @@ function evidence(c: TriageContext): string[] {
   for (const e of c.errors.slice(0, SHOWN)) {
     const where = e.location ? ` at ${q(e.location, 200)}${e.mapped ? ' (source-mapped)' : ''}` : '';
     out.push(`- error ×${e.count} ${q(e.message, 300)}${where}, last ${iso(e.last)}${e.page ? ` on ${q(e.page, 200)}` : ''}`);
-    const before = e.before.slice(-4).map((b) => b.text);
+    const before = e.before.slice(-4).map((b) => q(b.text, 300));
     if (before.length) out.push(`  before it: ${before.join('; ')}`);
   }
   if (c.errors.length > SHOWN || c.more_errors) out.push(`- … ${c.errors.length - Math.min(SHOWN, c.errors.length) + c.more_errors} more distinct errors`);
@@ -86,7 +95,7 @@ function nextCalls(c: TriageContext): string[] {
     out.push('observe({what:"error_bundles"})');
     const action = actionBefore(top);
     if (action) out.push(`analyze({target:"dom", selector:${q(action.selector, 200)}})`);
-    out.push(`observe({what:"errors", contains:${q(top.message.slice(0, 60), 60)}})`);
+    out.push(`observe({what:"errors", contains:${q(snippet(top.message), 60)}})`);
   }
   const req = c.failing[0];
   if (req) out.push(`observe({what:"network", url:${q(pathOf(req.url).slice(0, 120), 120)}, status_min:400})`);

@@ -120,7 +120,10 @@ export const EgressPayloadSchema = z.object({
   question: z.string().optional(),
   /** the redacted structured context: what the offline adapter concludes from */
   context: TriageContextSchema,
-  /** secrets hidden in what leaves (markers in the payload: redacted at ingest or by the gateway) */
+  /**
+   * secrets hidden in what leaves: the markers in the context and question (redacted at ingest or
+   * by the gateway), and those the rules put into the system prompt (not the prompt's own words)
+   */
   redacted: z.number().int().min(0),
   /** the rule set's version this payload passed */
   policy: z.number().int().min(0),

@@ -74,6 +74,9 @@ function location(rec: Rec, frames: ((r: Rec) => ReturnType<NonNullable<ToolCont
   if (typeof rec.filename === 'string' && rec.filename) return { at: cut(`${rec.filename}:${rec.lineno ?? ''}${rec.colno !== undefined ? `:${rec.colno}` : ''}`, 1000), mapped: false };
   if (typeof rec.stack === 'string') {
     const line = rec.stack.split('\n').find((x, i) => i > 0 && x.trim().startsWith('at '));
+    // "at pay (http://host/app.min.js:1:471)" → "app.min.js:1:471": the file, as a person names it
+    const at = line && /([^\s()/]+:\d+:\d+)\)?\s*$/.exec(line)?.[1];
+    if (at) return { at: cut(at, 1000), mapped: false };
     if (line) return { at: cut(line.trim().slice(3), 1000), mapped: false };
   }
   if (typeof rec.source === 'string' && rec.source) return { at: cut(rec.source, 1000), mapped: false };

@@ -17,9 +17,19 @@ const secrets = corpus.filter((l) => !l.lookalike && l.secret);
 
 /** the secret, JSON-escaped or %-encoded, or any 12-character window of it */
 function leak(out: string, secret: string): string | null {
+  return leakIn(windows(out), secret);
+}
+
+/** every 12-character window of a text: a secret's window found in it is a leak */
+function windows(out: string): Set<string> {
+  const w = new Set<string>();
+  for (let i = 0; i + 12 <= out.length; i++) w.add(out.slice(i, i + 12));
+  return w;
+}
+
+function leakIn(w: Set<string>, secret: string): string | null {
   for (const form of [secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)]) {
-    if (out.includes(form)) return form;
-    for (let i = 0; i + 12 <= form.length; i++) if (out.includes(form.slice(i, i + 12))) return form.slice(i, i + 12);
+    for (let i = 0; i + 12 <= form.length; i++) if (w.has(form.slice(i, i + 12))) return form.slice(i, i + 12);
   }
   return null;
 }
@@ -58,7 +68,8 @@ describe('redaction gateway', () => {
       const req: ModelRequest = { system: `triage. example of what never to echo: ${texts[0]}`, question: wholeTexts(texts, 2000), context: contextOf(texts) };
       const p = redactForEgress(req, live(), 1_000_000);
       const out = JSON.stringify(p);
-      const leaked = slice.map((l) => [l.class, l.carrier, leak(out, l.secret!)]).filter(([, , w]) => w !== null);
+      const w = windows(out);
+      const leaked = slice.map((l) => [l.class, l.carrier, leakIn(w, l.secret!)]).filter(([, , x]) => x !== null);
       expect(leaked).toEqual([]);
       expect(p.redacted).toBeGreaterThanOrEqual(slice.length);
       expect(p.cut).toEqual({ errors: 0, failing: 0 });

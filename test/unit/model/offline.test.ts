@@ -40,9 +40,9 @@ describe('offline triage', () => {
 
   it('names each record: the error with its source-mapped position and bundle, the request with method, URL and status', () => {
     const text = triage(ctx({ errors: [TriageContextSchema.shape.errors.element.parse(cartError)], failing: [{ method: 'POST', url: 'http://localhost:3000/api/cart?x=1', status: 500, count: 2, last: T - 1100 }] }));
-    expect(text).toMatch(/^conclusion: 1 distinct error; the most frequent is "TypeError: .*" ×3 at "src\/cart.ts:42:7", right after a failing request \(POST http:\/\/localhost:3000\/api\/cart → 500\): look at that endpoint first$/m);
+    expect(text).toMatch(/^conclusion: 1 distinct error; the most frequent is "TypeError: .*" ×3 at "src\/cart.ts:42:7", right after a failing request \("POST http:\/\/localhost:3000\/api\/cart → 500"\): look at that endpoint first$/m);
     expect(text).toContain(`- error ×3 "TypeError: Cannot read properties of undefined (reading 'id')" at "src/cart.ts:42:7" (source-mapped), last ${new Date(T - 1000).toISOString()} on "http://localhost:3000/cart"`);
-    expect(text).toContain('  before it: click #buy; POST http://localhost:3000/api/cart → 500');
+    expect(text).toContain('  before it: "click #buy"; "POST http://localhost:3000/api/cart → 500"');
     expect(text).toContain('- request ×2 POST "http://localhost:3000/api/cart?x=1" → 500');
     expect(text).toContain('- observe({what:"error_bundles"})');
     expect(text).toContain('- analyze({target:"dom", selector:"#buy"})');
@@ -61,7 +61,7 @@ describe('offline triage', () => {
   it('with only failing requests, and with an error after a user action: concludes from what there is', () => {
     expect(triage(ctx({ failing: [{ method: 'GET', url: 'http://x.test/api/me', status: 401, count: 4, last: T }] }))).toMatch(/^conclusion: no page errors, but requests fail: GET "http:\/\/x.test\/api\/me" → 401 ×4$/m);
     const afterClick = triage(ctx({ errors: [TriageContextSchema.shape.errors.element.parse({ ...cartError, location: 'app.min.js:1:999', mapped: false, before: [{ kind: 'action', text: 'click [data-testid="pay"]', selector: '[data-testid="pay"]' }] })] }));
-    expect(afterClick).toContain('at "app.min.js:1:999" (generated position), right after click [data-testid="pay"]');
+    expect(afterClick).toContain('at "app.min.js:1:999" (generated position), right after "click [data-testid=\\"pay\\"]"');
     expect(afterClick).toContain('analyze({target:"dom", selector:"[data-testid=\\"pay\\"]"})');
   });
 });
