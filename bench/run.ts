@@ -17,7 +17,7 @@
  * --quick  with --full: issue 2's profiles at 2 s (smoke)
  * --soak   steady for 10 minutes
  * --threads N  pool.threads of the server idle_rss starts (a many-core config on this machine)
- * NAME matches a profile or a prefix of one: dispatch ring pipeline redaction notify steady
+ * NAME matches a profile or a prefix of one: dispatch ring pipeline redaction model_egress notify steady
  * (steady through a bridge, and steady_standalone) bridge_start cold_start heavy burst saturate half clients3
  * http floor push_ref ingest_ref idle_rss panel (e.g. `--only steady,saturate`). clients3 without saturate in the same run loads a
  * fixed 50 000 events/s instead of half the maximum.
@@ -164,6 +164,14 @@ function pipelineFigures(figures: Record<string, Figure>): void {
   figures['pipeline.redaction_pct_of_path'] = st.redactPct as number;
   figures['pipeline.decode_us_per_record'] = st.bareDecode as number;
   figures['pipeline.worker_over_decode'] = st.wholeOverDecode as number;
+}
+
+/** Issue 19's context build + redaction of a 100 KB triage payload: the p95 slo.json reports. */
+function modelEgressFigures(figures: Record<string, Figure>): void {
+  const out = profiles.model_egress;
+  if (out?.status !== 'ok' || !Array.isArray(out.result)) return;
+  const r = (out.result as Array<Record<string, unknown>>)[0];
+  if (typeof r?.p95_ms === 'number') figures['model_egress.p95_ms'] = r.p95_ms;
 }
 
 /** Other engineers' micro results have their own shapes: show their numeric leaves, two levels deep. */
@@ -476,6 +484,8 @@ async function main(): Promise<number> {
   await microOther('pipeline', './micro/pipeline.bench.js', 'runPipelineBench');
   pipelineFigures(figures);
   await microOther('redaction', './micro/redaction.bench.js', 'runRedactionBench');
+  await microOther('model_egress', './micro/model-egress.bench.js', 'runModelEgressBench');
+  modelEgressFigures(figures);
   await profile('notify', async () => {
     const n = await runNotifyBench({ quick: !full });
     for (const x of n) rows.push({ profile: 'notify', metric: `${x.name}, ${fmt(x.calls)} calls, ${x.line_bytes} B line, p50 / p99 / max`, value: `${x.latency.p50_ms} / ${x.latency.p99_ms} / ${x.latency.max_ms}`, unit: 'ms' });
@@ -492,6 +502,7 @@ async function main(): Promise<number> {
   const ran = new Set(suite.ran);
   if (profiles.notify?.status === 'ok') ran.add('notify');
   if (profiles.pipeline?.status === 'ok') ran.add('pipeline');
+  if (profiles.model_egress?.status === 'ok') ran.add('model_egress');
   if (selected('notify') && !ran.has('notify')) ran.add('notify'); // selected but failed: its SLO fails
   const slo = loadSlos();
   const judged: SloResult[] = judge(slo.slos, figures, suite.unavailable, ran);

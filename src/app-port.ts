@@ -15,6 +15,7 @@ import { compileRedaction, type LiveRedaction } from './domain/redaction/index.j
 import type { ClientSession, McpObserver, McpPort } from './mcp/port.js';
 import type { ScanWorker } from './pool/scan-worker.js';
 import type { StackResolver } from './sourcemaps/index.js';
+import type { ModelGateway } from './model/index.js';
 import type { StoreReader } from './shm/index.js';
 import type { WsEdge } from './transport/ws.js';
 
@@ -32,6 +33,7 @@ export interface IngestParts {
   stacks: StackResolver;
   sessions: SessionTable;
   approvals: ApprovalBook;
+  model: ModelGateway;
 }
 
 export function ingestPort(p: IngestParts): McpPort {
@@ -56,6 +58,7 @@ export function ingestPort(p: IngestParts): McpPort {
     openSession: (id, transport) => openSession(p.clients, p.sessions, id, transport),
     peekClient: (id) => p.clients.peek(id),
     approvals: p.approvals,
+    model: p.model,
   };
 }
 

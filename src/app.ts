@@ -19,6 +19,7 @@ import { CiResults, CiResultSchema, type CiResult } from './domain/ci-results.js
 import { HTTP_ROUTES, KINDS } from './domain/kinds.js';
 import type { LiveRedaction } from './domain/redaction/index.js';
 import { createHealth } from './health.js';
+import { createModel } from './model/index.js';
 import { approvalBook, ingestPort } from './app-port.js';
 import { SessionTable } from './clients/sessions.js';
 import { log } from './log.js';
@@ -129,6 +130,9 @@ export async function startApp(o: AppOptions): Promise<App> {
   const sessionTable = new SessionTable({ closedTtlMs: config.sessions.closed_ttl_s * 1000 });
   // who may run mutating and destructive actions: one book, every session's calls pass it
   const approvals = approvalBook(config);
+  // the model triage asks, behind the redaction gateway: every payload passes the rules in force
+  // (user rules added at run time included); a provider's failure is an answer, never a health state
+  const model = createModel(config.model, () => ({ version: pool.redaction.version, redactText: (s: string) => pool.redaction.engine.redactText(s) }));
   // loaded only when bridges are served; the SDK's HTTP transport and the tool dispatcher behind the
   // door load on the first /mcp request (an idle daemon does not hold them)
   const httpMcp = o.mcpHttp ? await import('./mcp/http/index.js') : null;
@@ -211,6 +215,7 @@ export async function startApp(o: AppOptions): Promise<App> {
     mcp_sessions: pool.redaction.engine.redactValue(sessionTable.list()),
     panel_tokens: panelTokens.health(),
     approvals: approvalsHealth(),
+    model: model.health(),
   });
   const approvalsHealth = (): Record<string, unknown> => ({
     policy: config.approvals.policy,
@@ -244,7 +249,7 @@ export async function startApp(o: AppOptions): Promise<App> {
     throw e;
   }
 
-  const mcp = ingestPort({ reader, scans, ws: edge.ws, health: healthAll, redaction: pool.redaction, commands: router, alerts, ci, clients, observer, stacks, sessions: sessionTable, approvals });
+  const mcp = ingestPort({ reader, scans, ws: edge.ws, health: healthAll, redaction: pool.redaction, commands: router, alerts, ci, clients, observer, stacks, sessions: sessionTable, approvals, model });
   let token: string | null = null;
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {

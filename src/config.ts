@@ -11,6 +11,7 @@ import { CLIENT_ID_RE } from './daemon/contract.js';
 import { EXTENSION_ORIGIN } from './domain/extension-id.js';
 import { compileRedaction, RedactionConfigSchema } from './domain/redaction/index.js';
 import { APPROVAL_POLICIES } from './domain/approvals/book.js';
+import { ModelConfigSchema } from './model/schema.js';
 
 const MiB = 1024 * 1024;
 const KiB = 1024;
@@ -241,6 +242,8 @@ export const ConfigSchema = z
     /** user redaction rules and allowlist, added to the built-in rule set */
     redaction: RedactionConfigSchema.default(RedactionConfigSchema.parse({})),
     source_maps: SourceMapsSchema.default(SourceMapsSchema.parse({})),
+    /** the model analyze triage asks (offline by default): src/model/schema.ts; the key only from this file */
+    model: ModelConfigSchema.default(ModelConfigSchema.parse({})),
   })
   .strict();
 

@@ -97,6 +97,11 @@ export const ERRORS = {
   approval_replayed: { http: 409, wsClose: 0, summary: 'the approval was used already: each approval runs one call' },
   approval_unknown: { http: 404, wsClose: 0, summary: 'no such approval: never issued, or long gone' },
   action_blocked: { http: 403, wsClose: 0, summary: "the user's policy (approvals.policy deny, or approvals.watch) refuses this class of action; no approval lifts it" },
+  // --- the model adapter behind the redaction gateway (issue 19 item 5): an answer, never /health
+  model_egress_blocked: { http: 403, wsClose: 0, summary: 'the redaction gateway could not redact the model-bound payload, so nothing was sent to the model' },
+  model_unavailable: { http: 502, wsClose: 0, summary: 'the model provider refused the request, failed (5xx, network) after the retries, or is not configured' },
+  model_timeout: { http: 504, wsClose: 0, summary: 'the model provider sent no first byte, or no whole answer, within model.timeout_ms' },
+  model_answer_too_large: { http: 502, wsClose: 0, summary: 'the model\'s streamed answer passed its size bound; the call was cut' },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

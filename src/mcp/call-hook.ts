@@ -20,14 +20,15 @@ export interface CallHook {
 
 let hookFailureLogged = false;
 
-export function timedTool<A>(h: CallHook, tool: string, fn: (a: A) => Promise<ToolResult>): (a: A) => Promise<ToolResult> {
+/** `E`: what the SDK hands a handler beside its arguments (the request's signal, notifications, _meta) */
+export function timedTool<A, E>(h: CallHook, tool: string, fn: (a: A, extra: E) => Promise<ToolResult>): (a: A, extra: E) => Promise<ToolResult> {
   const onCall = h.onCall;
   if (!onCall) return fn;
-  return async (a: A) => {
+  return async (a: A, extra: E) => {
     const t0 = performance.now();
     let r: ToolResult | undefined;
     try {
-      r = await fn(a);
+      r = await fn(a, extra);
       return r;
     } finally {
       const ms = performance.now() - t0;

@@ -80,6 +80,20 @@ no value: status and cache counts).
   SameSite, domain, path, session/persistent/long_lived). The extension reads these on every load
   of a tracked tab (reload a page loaded before); cookie values are never captured. url narrows.
 
+- analyze({target:"triage", question?}) — what broke, asked of the configured model: a
+  conclusion, evidence lines that name their records (the error's message and original position,
+  a request's method, URL and status) and the exact calls to make next. The context is the buffered
+  errors (by signature, with the 5 s before the first ten) and failing endpoints; no cursor moves.
+  Every model-bound string passes the redaction rules in force first (yours included); if they
+  cannot run nothing is sent (model_egress_blocked). The last line says what the gateway did:
+  \`redaction: policy N · redacted N · blocked N · model offline|openai\`. The default adapter,
+  offline, is deterministic and sends nothing anywhere; it answers every question with the triage.
+  With model.adapter "openai" in the config file (model.base_url, model.api_key — read from that
+  file only —, model.model; bounds model.timeout_ms 30 000, model.first_byte_ms 10 000,
+  model.retries 1 (max 3), model.max_context_chars 100 000, model.max_answer_chars 32 000) the
+  answer streams as progress notifications when you pass a progressToken; a provider's failure is
+  this call's error (model_unavailable, model_timeout, model_answer_too_large), never the server's.
+
 ## The live page (via the extension)
 These ask the extension in the developer's browser, so they need it connected and paired (the
 popup shows "connected"; extension_unverified means it is not paired: the user runs

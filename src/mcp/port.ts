@@ -13,6 +13,7 @@ import type { LiveRedaction, RedactionEngine } from '../domain/redaction/index.j
 import type { StoreReader } from '../shm/index.js';
 import type { FoldAnswer, FoldQuery } from '../query/index.js';
 import type { StackResolver } from '../sourcemaps/index.js';
+import type { ModelGateway } from '../model/index.js';
 
 /** A connected producer as the tools show it (the extension, a CI sink, a test harness). */
 export interface ProducerView {
@@ -102,4 +103,6 @@ export interface McpPort {
   readonly stacks?: StackResolver;
   /** another client's state, held or saved, without creating it: `B:before` reaches B's checkpoint */
   peekClient(id: string): ClientState | undefined;
+  /** the model analyze triage asks, behind the redaction gateway (src/model/); absent without ingest */
+  readonly model?: Pick<ModelGateway, 'ask' | 'adapter'>;
 }

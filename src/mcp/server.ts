@@ -6,6 +6,8 @@
  * missing data become isError results that say what to do next.
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Config } from '../config.js';
 import { GasolineError } from '../errors.js';
 import { errorResult } from './error-result.js';
@@ -43,6 +45,30 @@ export interface ToolServerOptions {
   transport?: SessionTransport;
 }
 
+/** What the SDK hands a tool handler beside its arguments. */
+type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/**
+ * The call's cancellation and, when the caller gave a progressToken, progress notifications:
+ * egress like every notification (the rules in force), numbered so progress only grows.
+ */
+function callExtras(extra: CallExtra, redact: (s: string) => string): Pick<ToolContext, 'progress' | 'signal'> {
+  const token = extra._meta?.progressToken;
+  let n = 0;
+  return {
+    signal: extra.signal,
+    ...(token !== undefined
+      ? {
+          progress: (message: string) => {
+            n++;
+            // a lost notification is only a lost preview: the result carries the whole answer
+            extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: n, message: redact(message) } }).catch(() => undefined);
+          },
+        }
+      : {}),
+  };
+}
+
 export interface ToolServer {
   mcp: McpServer;
   /** this session's row in the session table: the transport marks it degraded or ready */
@@ -71,7 +97,7 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
     }
     return record.clientName;
   };
-  const ctx = (): ToolContext => ({
+  const ctx = (extra?: CallExtra): ToolContext => ({
     reader: () => port.reader(),
     fold: (q) => port.fold(q),
     port,
@@ -83,6 +109,7 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
     alerts: alerts.pendingSource,
     text,
     redact,
+    ...(extra ? callExtras(extra, redact) : {}),
   });
   // Alerts: the passive block on observe, a pending note on the other tools, and streaming.
   // Notifications are egress too: they pass the same rule set as every tool result.
@@ -109,10 +136,10 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
     initialized = true;
   };
   const hook = { clientId, onCall: o.onCall ?? (port.observer && ((c) => port.observer?.call(c))), redact: (v: unknown) => port.egress().redactValue(v) };
-  const timed = <A>(tool: string, fn: (a: A) => Promise<ToolResult>) =>
-    timedTool(hook, tool, (a: A) => {
+  const timed = <A>(tool: string, fn: (a: A, extra: CallExtra) => Promise<ToolResult>) =>
+    timedTool(hook, tool, (a: A, extra: CallExtra) => {
       record.touch();
-      return fn(a);
+      return fn(a, extra);
     });
   // what rides along on every answer: the pending-alerts note, then the transport's own
   // answers that finished while no call of this client waited (its session was lost, or it stopped
@@ -146,7 +173,7 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
   };
 
   mcp.registerTool('observe', TOOLS.observe, timed('observe', (a) => observeWithAlerts(a)));
-  mcp.registerTool('analyze', TOOLS.analyze, timed('analyze', (a) => guard(() => analyze(ctx(), a))));
+  mcp.registerTool('analyze', TOOLS.analyze, timed('analyze', (a, extra) => guard(() => analyze(ctx(extra), a))));
   mcp.registerTool(
     'configure',
     TOOLS.configure,

@@ -37,7 +37,7 @@ export const ObserveInput = {
   query_id: z.string().max(64).optional().describe('command_result'),
 };
 
-export const ANALYZE_TARGETS = ['performance', 'changes', 'error_clusters', 'security', 'dom', 'page_info', 'accessibility'] as const;
+export const ANALYZE_TARGETS = ['performance', 'changes', 'error_clusters', 'security', 'dom', 'page_info', 'accessibility', 'triage'] as const;
 
 export const AnalyzeInput = {
   target: z.enum(ANALYZE_TARGETS),
@@ -55,6 +55,8 @@ export const AnalyzeInput = {
   include_passes: z.boolean().optional(),
   force_refresh: z.boolean().optional(),
   tab_id: z.number().int().optional(),
+  // the guide says what triage does and how the model is configured
+  question: z.string().max(2000).optional().describe('triage: a question'),
 };
 
 export const ConfigureInput = {
@@ -104,7 +106,7 @@ export const TOOLS = {
     inputSchema: ObserveInput,
   },
   analyze: {
-    description: 'Conclusions: error_clusters, performance, changes, security; live page via the extension: dom, page_info, accessibility.',
+    description: 'Conclusions: triage, error_clusters, performance, changes, security; live page via the extension: dom, page_info, accessibility.',
     inputSchema: AnalyzeInput,
   },
   configure: { description: 'Actions: health, clear, checkpoint, noise_rule, store, redaction, streaming, tab_filter, source_maps, export_har. See gasoline://guide.', inputSchema: ConfigureInput },

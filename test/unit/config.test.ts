@@ -22,6 +22,25 @@ describe('config', () => {
     expect(() => loadConfig({ env: {}, flags: { source_maps: { concurrency: 0 } } })).toThrow(/source_maps.concurrency/);
   });
 
+  it('model: offline by default with every bound set; openai needs base_url and model; the key comes from the config file, never the environment', async () => {
+    expect(loadConfig({ env: {} }).model).toEqual({ adapter: 'offline', timeout_ms: 30_000, first_byte_ms: 10_000, retries: 1, max_context_chars: 100_000, max_answer_chars: 32_000 });
+    expect(() => loadConfig({ env: {}, flags: { model: { adapter: 'openai' } } })).toThrow(/model.base_url: .*needs base_url[\s\S]*model.model: /);
+    expect(() => loadConfig({ env: {}, flags: { model: { retries: 4 } } })).toThrow(/model.retries/);
+    expect(() => loadConfig({ env: {}, flags: { model: { timeout_ms: 10 } } })).toThrow(/model.timeout_ms/);
+    expect(() => loadConfig({ env: {}, flags: { model: { adapter: 'openai', base_url: 'file:///etc/passwd', model: 'm' } } })).toThrow(/model.base_url: http or https only/);
+    const { writeFileSync, mkdtempSync, rmSync } = await import('node:fs');
+    const dir = mkdtempSync('/tmp/gasoline-cfg-');
+    try {
+      const file = `${dir}/c.json`;
+      writeFileSync(file, JSON.stringify({ model: { adapter: 'openai', base_url: 'https://llm.example.test/v1', api_key: 'sk-from-file', model: 'small' } }));
+      const env = { OPENAI_API_KEY: 'sk-from-env', GASOLINE_MODEL_API_KEY: 'sk-from-env', GASOLINE_API_KEY: 'sk-from-env' };
+      expect(loadConfig({ env, file }).model).toMatchObject({ adapter: 'openai', api_key: 'sk-from-file', model: 'small' });
+      expect(loadConfig({ env }).model.api_key).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('applies file < environment < flags', async () => {
     const { writeFileSync, mkdtempSync } = await import('node:fs');
     const dir = mkdtempSync('/tmp/gasoline-cfg-');

@@ -36,9 +36,11 @@ export const ACTION_TABLE: Readonly<Record<string, ToolRow>> = {
   },
   // dom, page_info and accessibility run a script in the page, but one that only reads it (axe
   // included): nothing the user or the app sees changes
+  // triage asks a model about what was captured: it changes nothing in the page or the store (what
+  // may leave the machine is the redaction gateway's business, src/model/gateway.ts)
   analyze: {
     key: 'target',
-    actions: Object.fromEntries(['performance', 'changes', 'error_clusters', 'security', 'dom', 'page_info', 'accessibility'].map((t) => [t, READ])),
+    actions: Object.fromEntries(['performance', 'changes', 'error_clusters', 'security', 'dom', 'page_info', 'accessibility', 'triage'].map((t) => [t, READ])),
   },
   configure: {
     key: 'action',

@@ -2,7 +2,7 @@
  * analyze: conclusions over what was captured — performance regressions, changes since a
  * checkpoint, error clusters, security findings. Each scan is bounded; answers are summaries.
  * dom, page_info and accessibility look at the live page instead: they go to the extension as
- * commands (run-command.ts).
+ * commands (run-command.ts). triage asks the configured model, through the redaction gateway (triage.ts).
  */
 import type { z } from 'zod';
 import type { Checkpoint } from '../../clients/client-state.js';
@@ -18,6 +18,7 @@ import type { ToolContext, ToolResult } from './context.js';
 import { foldFor } from './fold-call.js';
 import { runCommand } from './run-command.js';
 import { tabScope } from './tab-scope.js';
+import { triageTool } from './triage.js';
 import type { AnalyzeInput } from '../tool-defs.js';
 
 type Args = { [K in keyof typeof AnalyzeInput]: z.infer<(typeof AnalyzeInput)[K]> };
@@ -33,6 +34,8 @@ export function analyze(ctx: ToolContext, a: Args): ToolResult | Promise<ToolRes
       return runCommand(ctx, 'page_info', {}, { tabId: a.tab_id });
     case 'accessibility':
       return runCommand(ctx, 'a11y_audit', pick(a, ['scope', 'tags', 'include_passes', 'force_refresh']), { tabId: a.tab_id });
+    case 'triage':
+      return triageTool(ctx, a.question, a.budget);
     default:
       return analyzeStored(ctx, a);
   }

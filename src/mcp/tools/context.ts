@@ -49,6 +49,13 @@ export interface ToolContext {
   text(s: string): ToolResult;
   /** the rule set in force, for what we write to disk */
   redact(s: string): string;
+  /**
+   * A progress notification for this call (redacted like every notification), when the caller
+   * asked for them with _meta.progressToken; absent otherwise.
+   */
+  progress?: (message: string) => void;
+  /** aborted when the caller cancels this call */
+  signal?: AbortSignal;
 }
 
 /** Why there is no browser data (the no_ingest error reader() would throw), or undefined when there is. */

@@ -54,6 +54,10 @@ const RULES: Rule[] = [
     why: 'gasoline install edits a client\'s config file: it loads no engine, schema or server' },
   { files: ['src/pairing/'], mayNotImport: ['src/transport/', 'src/pool/', 'src/shm/', 'src/query/', 'src/mcp/', 'src/clients/', 'src/domain/', 'src/bridge/', 'workers/', 'src/app.ts', 'src/config.ts'],
     why: 'the pairing secret and proofs stand alone (node crypto, the state dir): the edge, the app and the CLI use them, and the extension bundles spec.ts' },
+  { files: ['src/model/'], mayNotImport: ['src/mcp/', 'src/transport/', 'src/pool/', 'src/shm/', 'src/query/', 'src/clients/', 'src/sourcemaps/', 'src/pairing/', 'src/bridge/', 'workers/', 'src/app.ts', 'src/config.ts'],
+    why: 'the model room sees a triage context and a rule set, handed in: it reads no store and knows no tool, thread or socket' },
+  { files: ['src/shm/', 'src/domain/', 'src/query/', 'src/pool/', 'src/transport/', 'src/clients/', 'src/sourcemaps/', 'src/pairing/', 'src/bridge/', 'workers/'], mayNotImport: ['src/model/'],
+    why: 'only the tools (through the port) and the composition root reach a model: nothing on the ingest, read or edge path talks to a provider' },
   { files: ['src/doctor/'], mayNotImport: ['src/transport/', 'src/pool/', 'src/shm/', 'src/query/', 'src/mcp/', 'workers/', 'src/app.ts', 'src/main.ts'], except: ['src/transport/uws.ts'],
     why: 'the doctor looks from outside, as a bridge does (probe, /health, files); it loads the native uWS binary only to prove it loads' },
 ];

@@ -1,0 +1,193 @@
+/**
+ * analyze({target:"triage"}) end to end (issue 19 item 5): the secret corpus goes into a real
+ * server over /ws (error logs, failing requests, an action before them), a real MCP SDK client
+ * asks for a triage, and a real OpenAI-compatible server (node:http, keeping every request)
+ * answers by streaming. No corpus secret is in any request it received; the pieces arrive as
+ * progress notifications; a failing or silent provider is this call's typed error, bounded, and
+ * /health stays ok. The offline adapter (the default) concludes from the same real records.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { createToolServer } from '../../src/mcp/server.js';
+import type { App } from '../../src/app.js';
+import { RecordingProvider } from '../helpers/model-provider.js';
+import { batch, Producer } from '../helpers/producer.js';
+import { loadCorpus } from '../helpers/redaction-carry.js';
+import { startTestServer } from '../helpers/server.js';
+import { tempStateDir } from '../helpers/state-dir.js';
+
+const KEY = 'sk-test-provider-key-0123456789';
+const secrets = loadCorpus().filter((l) => !l.lookalike && l.secret);
+
+/** every 12-character window of a text: a secret's window found in it is a leak */
+function windows(out: string): Set<string> {
+  const w = new Set<string>();
+  for (let i = 0; i + 12 <= out.length; i++) w.add(out.slice(i, i + 12));
+  return w;
+}
+
+function leakIn(w: Set<string>, secret: string): string | null {
+  for (const form of [secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)]) {
+    for (let i = 0; i + 12 <= form.length; i++) if (w.has(form.slice(i, i + 12))) return form.slice(i, i + 12);
+  }
+  return null;
+}
+
+/** the corpus as a broken page: each secret in an error's message and args, and in a failing request's URL */
+async function feed(app: App): Promise<void> {
+  const p = await Producer.connect(app.port);
+  await p.hello('triage');
+  const ts = Date.now() - 2000;
+  let seq = 0;
+  p.send(batch(seq, { actions: [{ ts, type: 'click', url: 'http://localhost:3000/cart', selectors: { id: 'buy', css_path: 'main > button#buy' } }] }));
+  await p.ackFor(seq++);
+  for (let i = 0; i < secrets.length; i += 50) {
+    const slice = secrets.slice(i, i + 50);
+    const logs = slice.map((l, j) => ({ ts: ts + 10 + i + j, level: 'error', type: 'exception', message: `Checkout failed: ${l.text}`, args: [l.text], url: 'http://localhost:3000/cart', stack: `Error: x\n    at pay (http://localhost:3000/app.min.js:1:${100 + i + j})` }));
+    const network = slice.map((l, j) => ({ ts: ts + 5 + i + j, method: 'POST', url: l.carrier === 'url' ? l.text : `http://localhost:3000/api/pay?note=${encodeURIComponent(l.text)}`, status: 500, duration: 12 }));
+    p.send(batch(seq, { logs, network }));
+    const ack = await p.ackFor(seq++);
+    expect(ack.rejected).toBe(0);
+  }
+  p.close();
+}
+
+async function agent(app: App, id: string): Promise<Client> {
+  const config = loadConfig({ env: {}, flags: { state_dir: tempStateDir(), port: app.port } });
+  const mcp = createToolServer({ config, port: app.mcp, clientId: id }).mcp;
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await mcp.connect(a);
+  const client = new Client({ name: id, version: '1' });
+  await client.connect(b);
+  return client;
+}
+
+const textOf = (r: Awaited<ReturnType<Client['callTool']>>): string => (r.content as Array<{ type: string; text: string }>).map((c) => c.text).join('\n');
+
+async function health(app: App): Promise<Record<string, unknown>> {
+  const res = await fetch(`http://127.0.0.1:${app.port}/health`);
+  return (await res.json()) as Record<string, unknown>;
+}
+
+describe('analyze triage through an OpenAI-compatible provider', () => {
+  let provider: RecordingProvider;
+  let app: App;
+  let client: Client;
+  beforeAll(async () => {
+    provider = await RecordingProvider.start();
+    app = await startTestServer({ model: { adapter: 'openai', base_url: provider.baseUrl, api_key: KEY, model: 'tiny', timeout_ms: 2500, first_byte_ms: 400, retries: 1 } } as never);
+    await feed(app);
+    client = await agent(app, 'triage-openai');
+  }, 30_000);
+  afterAll(async () => {
+    await client?.close();
+    await app?.close();
+    await provider?.close();
+  });
+
+  it('sends no corpus secret to the provider, streams the answer as progress, and ends with the footer', async () => {
+    provider.requests.length = 0;
+    provider.plans = [{ pieces: ['conclusion: checkout fails ', 'after POST /api/pay → 500', '\nnext: observe({what:"error_bundles"})'], pieceDelayMs: 10 }];
+    const progress: string[] = [];
+    const r = await client.callTool({ name: 'analyze', arguments: { target: 'triage', question: `why? my token is ${secrets[0]!.text}` } }, undefined, { onprogress: (p) => void progress.push(String(p.message)) });
+    const text = textOf(r);
+    expect(r.isError).toBeFalsy();
+    expect(text).toContain('conclusion: checkout fails after POST /api/pay → 500\nnext: observe({what:"error_bundles"})');
+    expect(text).toMatch(/\nredaction: policy 0 · redacted \d+ · blocked 0 · model openai(\n|$)/);
+    expect(Number(/redacted (\d+)/.exec(text)![1])).toBeGreaterThan(100);
+    expect(progress).toEqual(['conclusion: checkout fails ', 'after POST /api/pay → 500', '\nnext: observe({what:"error_bundles"})']);
+    expect(provider.requests).toHaveLength(1);
+    const req = provider.requests[0]!;
+    expect(req.headers.authorization).toBe(`Bearer ${KEY}`);
+    const sent = JSON.stringify({ body: req.body, headers: { ...req.headers, authorization: undefined } });
+    // the context reached the provider: the records are there, their secrets are not
+    expect(req.body).toContain('Checkout failed');
+    expect(req.body).toContain('/api/pay');
+    const w = windows(sent);
+    const leaked = secrets.map((l) => [l.class, l.carrier, leakIn(w, l.secret!)]).filter(([, , x]) => x !== null);
+    expect(leaked).toEqual([]);
+    const h = await health(app);
+    expect(h.status).toBe('ok');
+    expect(h.model).toMatchObject({ adapter: 'openai', policy_version: 0, blocked: 0, failed: 0 });
+    expect(JSON.stringify(h)).not.toContain(KEY);
+  });
+
+  it('a failing provider: model_unavailable with the footer, retries bounded, /health stays ok', async () => {
+    provider.requests.length = 0;
+    provider.plans = [{ status: 502 }];
+    const r = await client.callTool({ name: 'analyze', arguments: { target: 'triage' } });
+    expect(r.isError).toBe(true);
+    expect(textOf(r)).toMatch(/^model_unavailable: the provider answered HTTP 502\nredaction: policy 0 · redacted \d+ · blocked 0 · model openai/);
+    // retries: 1 — two attempts, no more
+    expect(provider.requests).toHaveLength(2);
+    const h = await health(app);
+    expect(h.status).toBe('ok');
+    expect(h.model).toMatchObject({ failed: 1, last_error: 'model_unavailable' });
+  });
+
+  it('a silent provider: model_timeout within the bound, and the next call works again', async () => {
+    provider.requests.length = 0;
+    provider.plans = [{ hang: true }];
+    const t0 = Date.now();
+    const r = await client.callTool({ name: 'analyze', arguments: { target: 'triage' } });
+    expect(textOf(r)).toMatch(/^model_timeout: /);
+    expect(Date.now() - t0).toBeLessThan(2500 + 1500);
+    expect(provider.requests.length).toBeLessThanOrEqual(2);
+    expect((await health(app)).status).toBe('ok');
+    provider.plans = [{ pieces: ['back'] }];
+    expect(textOf(await client.callTool({ name: 'analyze', arguments: { target: 'triage' } }))).toMatch(/^back\n/);
+  });
+
+  it('a rule added at run time moves the policy version and applies to what leaves', async () => {
+    const add = await client.callTool({ name: 'configure', arguments: { action: 'redaction', redaction_action: 'add', name: 'pay_api', pattern: 'api/pay' } });
+    expect(add.isError).toBeFalsy();
+    provider.requests.length = 0;
+    provider.plans = [{ pieces: ['ok'] }];
+    const text = textOf(await client.callTool({ name: 'analyze', arguments: { target: 'triage' } }));
+    expect(text).toMatch(/redaction: policy 1 · /);
+    expect(provider.requests[0]!.body).not.toContain('api/pay');
+    expect(provider.requests[0]!.body).toContain('[REDACTED:pay_api]');
+    await client.callTool({ name: 'configure', arguments: { action: 'redaction', redaction_action: 'remove', name: 'pay_api' } });
+  });
+});
+
+describe('analyze triage with the offline adapter (the default)', () => {
+  let app: App;
+  let client: Client;
+  beforeAll(async () => {
+    app = await startTestServer();
+    client = await agent(app, 'triage-offline');
+  }, 30_000);
+  afterAll(async () => {
+    await client?.close();
+    await app?.close();
+  });
+
+  it('with nothing captured: says so and what to call next', async () => {
+    const text = textOf(await client.callTool({ name: 'analyze', arguments: { target: 'triage' } }));
+    expect(text).toMatch(/^conclusion: nothing captured yet/);
+    expect(text).toContain('- observe({what:"summary"})');
+    expect(text).toMatch(/redaction: policy 0 · redacted 0 · blocked 0 · model offline/);
+  });
+
+  it('concludes from the real records: evidence names them, next calls are exact, the same twice', async () => {
+    await feed(app);
+    const first = textOf(await client.callTool({ name: 'analyze', arguments: { target: 'triage' } }));
+    expect(first).toMatch(/^conclusion: \d+\+? distinct errors?; the most frequent is "Checkout failed: .*" ×\d+ at "app\.min\.js:1:\d+" \(generated position\), right after a failing request \("POST /);
+    expect(first).toMatch(/^- error ×\d+ "Checkout failed: .*" at "app\.min\.js:1:\d+"/m);
+    expect(first).toMatch(/^- request ×\d+ POST "http:\/\/localhost:3000\/api\/pay\?note=.*" → 500/m);
+    expect(first).toContain('- observe({what:"error_bundles"})');
+    expect(first).toContain('- analyze({target:"dom", selector:"#buy"})');
+    expect(first).toContain('- observe({what:"network", url:"/api/pay", status_min:400})');
+    expect(first).toContain('- observe({what:"errors", contains:"Checkout failed:"})');
+    // every line is one line: page text is quoted, its newlines escaped
+    expect(first.split('\n').every((l) => /^(conclusion|evidence|next|\(partial|- |  before it: |Quoted|redaction: |\d+ alerts? pending)/.test(l))).toBe(true);
+    const w = windows(first);
+    const leaked = secrets.map((l) => [l.class, leakIn(w, l.secret!)]).filter(([, x]) => x !== null);
+    expect(leaked).toEqual([]);
+    const second = textOf(await client.callTool({ name: 'analyze', arguments: { target: 'triage' } }));
+    expect(second).toBe(first);
+  });
+});
