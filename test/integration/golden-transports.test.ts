@@ -57,7 +57,10 @@ function normalise(v: unknown): unknown {
       .replace(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z/g, 'TIME')
       .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g, 'UUID')
       .replace(/\b\d+(\.\d+)?\s?(ms|s|min)\b/g, 'DUR')
-      .replace(/\b\d+ (seconds?|minutes?) ago\b/g, 'AGO');
+      .replace(/\b\d+ (seconds?|minutes?) ago\b/g, 'AGO')
+      // alert ids: a time stamp in base 36 and a sequence
+      .replace(/\b[a-z]{3}-[0-9a-z]{8}-[0-9a-z]+\b/g, 'ALERT')
+      .replace(/(?:^ *\[(?:error|warning|info)\].*\n?)+/gm, (run) => `${run.trimEnd().split('\n').sort().join('\n')}\n`);
   if (typeof v === 'string') return text(v);
   if (Array.isArray(v)) return v.map(normalise);
   if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, normalise(x)]));
@@ -73,12 +76,18 @@ function healthShape(text: string): unknown {
   return { keys: Object.keys(h).filter((k) => !transportOwn.has(k)).sort(), kinds, redaction: h.redaction?.user_rules, approvals: h.approvals?.policy };
 }
 
-async function feed(port: number): Promise<Producer> {
+/** A producer that proved the pairing key: it can ask for panel tokens. */
+async function pairedProducer(port: number): Promise<Producer> {
   const p = await Producer.connect(port);
   await p.hello('golden', { key: TEST_PAIRING_KEY });
+  return p;
+}
+
+/** The records, then both their alerts out: a summary asked before an alert is published reads fewer. */
+async function feed(port: number, p: Producer): Promise<void> {
   p.send(records());
   await p.ackFor(0);
-  return p;
+  await waitFor('both alerts published', async () => (((await health(port)) as { alerts?: { published?: number } }).alerts?.published ?? 0) >= 2, 10_000);
 }
 
 async function panelSession(port: number, p: Producer): Promise<{ client: Client; token: string }> {
@@ -115,24 +124,34 @@ describe('golden: one script, every transport, the same answers', () => {
   });
 
   it('stdio, bridge, panel on the daemon and panel on the standalone answer alike; the token is in no log', async () => {
+    // every session opens before the records arrive: alerts are pending for the sessions that
+    // exist when they are published
     const standalone = await startBridge(sbStandalone, ['--standalone'], { name: 'golden' });
     bridges.push(standalone);
     await waitFor('the standalone listens', () => health(sbStandalone.port), 20_000);
-    producers.push(await feed(sbStandalone.port));
+    const standaloneProducer = await pairedProducer(sbStandalone.port);
+    producers.push(standaloneProducer);
+    const standalonePanel = await panelSession(sbStandalone.port, standaloneProducer);
+    clients.push(standalonePanel.client);
 
     const bridge = await startBridge(sbDaemon, [], { name: 'golden' });
     bridges.push(bridge);
     await waitFor('the daemon listens', () => health(sbDaemon.port), 20_000);
-    const daemonProducer = await feed(sbDaemon.port);
+    const daemonProducer = await pairedProducer(sbDaemon.port);
     producers.push(daemonProducer);
-
-    const a = await script(standalone.client);
-    const b = await script(bridge.client);
     const panel = await panelSession(sbDaemon.port, daemonProducer);
     clients.push(panel.client);
+    // the bridge's session opens with its first forwarded call
+    await bridge.client.callTool({ name: 'configure', arguments: { action: 'health' } });
+    await standalone.client.callTool({ name: 'configure', arguments: { action: 'health' } });
+    await panel.client.callTool({ name: 'configure', arguments: { action: 'health' } });
+    await standalonePanel.client.callTool({ name: 'configure', arguments: { action: 'health' } });
+
+    await feed(sbStandalone.port, standaloneProducer);
+    await feed(sbDaemon.port, daemonProducer);
+    const a = await script(standalone.client);
+    const b = await script(bridge.client);
     const c = await script(panel.client);
-    const standalonePanel = await panelSession(sbStandalone.port, producers[0]!);
-    clients.push(standalonePanel.client);
     const d = await script(standalonePanel.client);
 
     const comparable = (x: Record<string, unknown>): unknown => normalise({ ...x, health: healthShape((x.health as Answer).text), healthIsError: (x.health as Answer).isError });

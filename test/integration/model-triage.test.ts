@@ -183,7 +183,7 @@ describe('analyze triage with the offline adapter (the default)', () => {
     expect(first).toContain('- observe({what:"network", url:"/api/pay", status_min:400})');
     expect(first).toContain('- observe({what:"errors", contains:"Checkout failed:"})');
     // every line is one line: page text is quoted, its newlines escaped
-    expect(first.split('\n').every((l) => /^(conclusion|evidence|next|\(partial|- |  before it: |Quoted|redaction: |\d+ alerts? pending)/.test(l))).toBe(true);
+    expect(first.split('\n').every((l) => /^(conclusion|evidence|next|\(partial|- | {2}before it: |Quoted|redaction: |\d+ alerts? pending)/.test(l))).toBe(true);
     const w = windows(first);
     const leaked = secrets.map((l) => [l.class, leakIn(w, l.secret!)]).filter(([, x]) => x !== null);
     expect(leaked).toEqual([]);

@@ -19,7 +19,7 @@ export function footer(out: GatewayOutcome, adapter: string): string {
 }
 
 /** whole lines while they fit, else a hard cut: a model's answer may be one long line */
-function fit(text: string, room: number): string {
+function fitLines(text: string, room: number): string {
   if (text.length <= room) return text;
   const tail = `\n… answer cut at the ${room}-char budget; ask with a larger budget`;
   const keep = Math.max(0, room - tail.length);
@@ -38,7 +38,7 @@ export async function triageTool(ctx: ToolContext, question: string | undefined,
     return { ...r, isError: true };
   }
   // the answer quotes page data (messages, URLs): the note says it is untrusted, the footer ends it
-  const compose = (answer: string): string => `${fit(answer, budget - PAGE_NOTE.length - foot.length - 2)}\n${PAGE_NOTE}\n${foot}`;
+  const compose = (answer: string): string => `${fitLines(answer, budget - PAGE_NOTE.length - foot.length - 2)}\n${PAGE_NOTE}\n${foot}`;
   const first = ctx.text(compose(out.answer.text));
   const t = first.content[0];
   if (t?.type !== 'text' || t.text.length <= budget) return first;
