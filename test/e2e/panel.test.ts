@@ -8,9 +8,8 @@
  * an agent's approval request decided with the keyboard only, typed text never shown, questions
  * rendered as text (never HTML), Enter to send, tab order and visible focus, the aria-live log,
  * axe-core clean in light and dark, the token refused to any page but the panel, and the page's
- * memory. What needs the server's answer to `panel_token` (contract A: another branch until the
- * merge) — a ready session, a triage answer, evidence cards — runs only when this server hands out
- * panel tokens; when it answers `unknown_frame_type` those steps are skipped and the test says so.
+ * memory; and with the server's panel token (contract A), a ready session, a triage answer with its
+ * redaction badge, and evidence cards.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -51,18 +50,12 @@ describe.skipIf(!hasChromium)('the side panel in real Chromium', () => {
   let panel: Page;
   let client: Client;
   let dir: string;
-  /** whether this server answers panel_token (contract A's server side is merged) */
-  let tokens = false;
 
   const call = async (name: string, args: Record<string, unknown>): Promise<{ text: string; isError: boolean }> => {
     const r = await client.callTool({ name, arguments: args });
     return { text: (r.content as Array<{ text: string }>)[0]!.text, isError: r.isError === true };
   };
   const state = (): Promise<string> => panel.evaluate<string>("document.body.dataset.state ?? ''");
-  const skipUnlessTokens = (what: string): boolean => {
-    if (!tokens) console.warn(`panel e2e: skipped "${what}": this server answers panel_token with unknown_frame_type (contract A's server side not merged)`);
-    return !tokens;
-  };
   /** Tab until `selector` has focus; the focused elements on the way, in order */
   const tabTo = async (selector: string, max = 60): Promise<string[]> => {
     const seen: string[] = [];
@@ -111,9 +104,8 @@ describe.skipIf(!hasChromium)('the side panel in real Chromium', () => {
       const s = await state();
       return s !== 'idle' && s !== 'connecting' ? s : null;
     }, 15_000);
-    const detail = (await panel.textContent('#state-detail')) ?? '';
-    tokens = !(settled === 'error' && detail.startsWith('unknown_frame_type'));
-    console.warn(`panel e2e: the panel settled in "${settled}" (${detail}); panel tokens from this server: ${tokens ? 'yes' : 'no (unknown_frame_type)'}`);
+    // the server issues panel tokens to the paired extension: the panel has a session
+    expect(settled, (await panel.textContent('#state-detail')) ?? '').toBe('ready');
   }, 90_000);
 
   afterAll(async () => {
@@ -124,13 +116,7 @@ describe.skipIf(!hasChromium)('the side panel in real Chromium', () => {
   });
 
   it('settles in a defined state and shows the connection and pairing health from the worker', async () => {
-    const s = await state();
-    if (tokens) expect(s).toBe('ready');
-    else {
-      expect(s).toBe('error');
-      expect(await panel.textContent('#state')).toBe('error');
-      expect(await panel.isVisible('#reconnect')).toBe(true);
-    }
+    expect(await state()).toBe('ready');
     await eventually('health', async () => ((await panel.textContent('#health-link')) ?? '').startsWith('connected'));
     expect(await panel.textContent('#health-pairing')).toContain('paired (preset); the server proved it');
   });
@@ -141,11 +127,9 @@ describe.skipIf(!hasChromium)('the side panel in real Chromium', () => {
     expect(await popup.evaluate(TOKEN_ASK)).toMatchObject({ ok: false, error: 'forbidden' });
     await popup.close();
     const a = (await panel.evaluate(TOKEN_ASK)) as { ok: boolean; error?: string; url?: string; token?: string };
-    if (tokens) {
-      expect(a.ok).toBe(true);
-      expect(a.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-      expect(a.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
-    } else expect(a).toMatchObject({ ok: false, error: 'unknown_frame_type' });
+    expect(a.ok).toBe(true);
+    expect(a.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(a.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
   });
 
   it('an agent approval is listed with action, target, tab and client, and approved with the keyboard only', async () => {
@@ -156,8 +140,8 @@ describe.skipIf(!hasChromium)('the side panel in real Chromium', () => {
     expect(text).toContain('e2e-agent 7 asks: interact click');
     expect(text).toContain('on #do-thing');
     expect(text).toMatch(/in tab \d+/);
-    // an error (no session) outranks it; otherwise the state says a decision waits
-    expect(await state()).toBe(tokens ? 'needs_approval' : 'error');
+    // the state says a decision waits
+    expect(await state()).toBe('needs_approval');
     expect(await page.evaluate("document.getElementById('out').textContent")).not.toContain('clicked');
     await panel.bringToFront();
     await panel.evaluate(BLUR);
@@ -168,7 +152,7 @@ describe.skipIf(!hasChromium)('the side panel in real Chromium', () => {
     expect(r.text).toContain('interact click: done');
     await eventually('the prompt goes', async () => (await panel.locator('#approval-list li').count()) === 0);
     expect(await panel.isHidden('#approvals')).toBe(true);
-    if (tokens) await eventually('ready again', async () => (await state()) === 'ready');
+    await eventually('ready again', async () => (await state()) === 'ready');
   }, 45_000);
 
   it('a typed text is never shown; Deny by keyboard answers approval_denied', async () => {
@@ -210,11 +194,6 @@ describe.skipIf(!hasChromium)('the side panel in real Chromium', () => {
     await eventually('the answer', async () => ((await entry.locator('.answer').textContent()) ?? 'thinking…') !== 'thinking…', 60_000);
     const answer = (await entry.locator('.answer').textContent()) ?? '';
     expect(await panel.title()).not.toBe('pwned');
-    if (skipUnlessTokens('a triage answer, its redaction badge, evidence cards')) {
-      // without a session the answer says why, in words, and the panel stays usable
-      expect(answer).toContain('unknown_frame_type');
-      return;
-    }
     expect(await entry.locator('.answer').getAttribute('class')).not.toContain('error');
     expect(answer.length).toBeGreaterThan(0);
     // contract B's footer is shown as a badge, not as part of the answer

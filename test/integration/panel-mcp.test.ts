@@ -1,15 +1,11 @@
 /**
  * The side panel's two halves that run outside the page, in Node against the real server:
  *
- * 1. The worker's token request (contract A) over the extension's real, paired Transport. A server
- *    from before panel tokens answers `unknown_frame_type`; the request must then fail with that
- *    code (not hang, not drop the connection). A server with panel tokens answers the token.
- *    Whichever this server is, the answer is checked against the contract; the test says which.
+ * 1. The worker's token request (contract A) over the extension's real, paired Transport.
  * 2. The panel's MCP session (extension/src/panel/mcp.ts, the SDK's client) over the daemon's
- *    /mcp. The daemon's bridge token stands in for a panel token here (the same door, the same
- *    Authorization header): what is under test is the panel's code — calls, and the explicit
- *    re-initialise when the server forgets the session (a real 404, made by ending the session
- *    from outside) or refuses the token.
+ *    /mcp with the tokens that request returns: calls, and the explicit re-initialise when the
+ *    server forgets the session (a real 404, made by ending the session from outside) or refuses
+ *    the token.
  */
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,52 +22,52 @@ import { waitFor } from '../helpers/wait-for.js';
 const socket = (url: string): SocketLike => new WebSocket(url, { origin: EXTENSION_ORIGIN }) as unknown as SocketLike;
 
 let server: App;
+let transport: Transport;
+let tokens: PanelTokens;
 beforeAll(async () => {
   server = await startTestServer({ state_dir: tempStateDir() }, { mcpHttp: true });
+  // the extension's own worker half, paired: its PanelTokens asks the server over this socket
+  let t: Transport | undefined;
+  tokens = new PanelTokens({ send: (f) => t!.send(f), url: (p) => `http://127.0.0.1:${server.port}${p}`, newId: () => crypto.randomUUID() });
+  t = new Transport({
+    url: `ws://127.0.0.1:${server.port}/ws`,
+    version: 'test',
+    session: 'panel-token-transport',
+    createSocket: socket,
+    auth: { key: () => TEST_PAIRING_KEY, nonce: newNonce, proofs: handshakeProofs, same: sameHex },
+    onOther: (f) => tokens.onFrame(f),
+    onStatus: (s) => {
+      if (s.state.kind !== 'connected') tokens.disconnected();
+    },
+  });
+  transport = t;
+  t.start();
+  await waitFor('verified', () => server.ws.producers().find((p) => p.session === 'panel-token-transport')?.verified === true);
 });
 afterAll(async () => {
+  transport?.stop();
   await server.close();
 });
 
 describe("the worker's panel_token request over the paired transport", () => {
-  it('is answered per the contract (a token, or unknown_frame_type from a server without panel tokens) and the connection stays up', async () => {
-    let t: Transport | undefined;
-    const tokens = new PanelTokens({ send: (f) => t!.send(f), url: (p) => `http://127.0.0.1:${server.port}${p}`, newId: () => crypto.randomUUID() });
-    t = new Transport({
-      url: `ws://127.0.0.1:${server.port}/ws`,
-      version: 'test',
-      session: 'panel-token-transport',
-      createSocket: socket,
-      auth: { key: () => TEST_PAIRING_KEY, nonce: newNonce, proofs: handshakeProofs, same: sameHex },
-      onOther: (f) => tokens.onFrame(f),
-      onStatus: (s) => {
-        if (s.state.kind !== 'connected') tokens.disconnected();
-      },
-    });
-    t.start();
-    try {
-      await waitFor('verified', () => server.ws.producers().find((p) => p.session === 'panel-token-transport')?.verified === true);
-      const a = await tokens.request();
-      if (a.ok) {
-        expect(a.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-        expect(a.url).toBe(`http://127.0.0.1:${server.port}/mcp`);
-        expect(a.expires_at).toBeGreaterThan(Date.now());
-      } else {
-        // the server side of contract A is another branch; until it is merged this server does not know the frame
-        expect(a.error).toBe('unknown_frame_type');
-        console.warn('panel-mcp.test: this server has no panel_token frame yet (unknown_frame_type); the token branch runs after the merge');
-      }
-      // our own request's refusal is no connection error
-      expect(t.status().state.kind).toBe('connected');
-      expect(t.status().last_error ?? '').not.toContain('unknown_frame_type');
-    } finally {
-      t.stop();
-    }
+  it('is answered per the contract and the connection stays up', async () => {
+    const a = await tokens.request();
+    if (!a.ok) throw new Error(`no token: ${a.error}`);
+    expect(a.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(a.url).toBe(`http://127.0.0.1:${server.port}/mcp`);
+    expect(a.expires_at).toBeGreaterThan(Date.now());
+    expect(transport.status().state.kind).toBe('connected');
   });
 });
 
-describe("the panel's MCP session (the SDK client) against the daemon's /mcp", () => {
-  const tokenOf = (): TokenAnswer => ({ ok: true, token: server.token!, expires_at: Date.now() + 15 * 60_000, url: `http://127.0.0.1:${server.port}/mcp` });
+describe("the panel's MCP session (the SDK client) against the daemon's /mcp, with real panel tokens", () => {
+  /** the last token handed to a PanelMcp: what ends its session from outside */
+  let last = '';
+  const tokenOf = async (): Promise<TokenAnswer> => {
+    const a = await tokens.request();
+    if (a.ok) last = a.token;
+    return a;
+  };
 
   it('calls tools; a forgotten session (404) is re-initialised once, with the notice, and the call still answers', async () => {
     let asked = 0;
@@ -84,7 +80,7 @@ describe("the panel's MCP session (the SDK client) against the daemon's /mcp", (
       const first = mcp.sessionId!;
       expect(first).toBeTruthy();
       // the daemon forgets the session (as after a restart): end it from outside
-      const del = await fetch(`http://127.0.0.1:${server.port}/mcp`, { method: 'DELETE', headers: { authorization: `Bearer ${server.token}`, 'mcp-session-id': first } });
+      const del = await fetch(`http://127.0.0.1:${server.port}/mcp`, { method: 'DELETE', headers: { authorization: `Bearer ${last}`, 'mcp-session-id': first } });
       expect(del.status).toBeLessThan(300);
       const again = await mcp.call('configure', { action: 'health' });
       expect(again.isError).toBe(false);
@@ -97,7 +93,7 @@ describe("the panel's MCP session (the SDK client) against the daemon's /mcp", (
   });
 
   it('a refused token is a typed session error; a worker refusal passes its code through', async () => {
-    const wrong = new PanelMcp({ version: 't', token: async () => ({ ...tokenOf(), token: 'B'.repeat(43) }) });
+    const wrong = new PanelMcp({ version: 't', token: async () => ({ ...(await tokenOf()), token: 'B'.repeat(43) }) as TokenAnswer });
     const e = await wrong.open().catch((x: unknown) => x);
     expect(e).toBeInstanceOf(PanelSessionError);
     expect((e as PanelSessionError).code).toBe('panel_token_refused');
@@ -107,7 +103,7 @@ describe("the panel's MCP session (the SDK client) against the daemon's /mcp", (
 
   it('a token about to lapse is renewed before the call, with a new session', async () => {
     let asked = 0;
-    const mcp = new PanelMcp({ version: 't', refreshBeforeMs: 60_000, token: async () => (asked++, { ...tokenOf(), expires_at: Date.now() + 30_000 }) });
+    const mcp = new PanelMcp({ version: 't', refreshBeforeMs: 60_000, token: async () => (asked++, { ...(await tokenOf()), expires_at: Date.now() + 30_000 }) as TokenAnswer });
     try {
       await mcp.call('observe', { what: 'summary' });
       await mcp.call('observe', { what: 'summary' });
