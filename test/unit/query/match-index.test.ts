@@ -93,7 +93,7 @@ describe('MatchIndex', () => {
     for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
       const w = world(seed);
       const r = mulberry32(seed * 7919);
-      const indexes = new ReadIndexes(w.reader, { background: false, maxBytes: seed % 2 ? 4096 : undefined });
+      const indexes = new ReadIndexes(w.reader, { background: false, maxEntries: seed % 2 ? 10 : undefined });
       w.write(50);
       for (let step = 0; step < 60; step++) {
         const t = r();
@@ -164,13 +164,14 @@ describe('MatchIndex', () => {
     expect(fresh(indexed).length).toBeLessThan(indexed.groups.length);
   });
 
-  it('is bounded by bytes: the oldest entries go and coverage starts after them', () => {
+  it('is bounded by entries: the oldest go and coverage starts after them', () => {
     const w = world(14, 1024 * 1024);
-    const idx = new MatchIndex(w.reader, LOGS, ERROR_BYTES, 2048);
+    const idx = new MatchIndex(w.reader, LOGS, ERROR_BYTES, 10);
     for (let i = 0; i < 10; i++) w.write(100);
     idx.catchUp(Infinity);
     expect(idx.size).toBeGreaterThan(0);
     expect(idx.size).toBeLessThan(20);
+    expect(idx.size).toBe(10);
     expect(idx.from).toBeGreaterThan(0);
     expect(idx.to).toBe(w.reader.latestOrd(LOGS));
   });
