@@ -12,7 +12,7 @@ import type { ReadRulesSpec } from '../domain/redaction/index.js';
 import { errorSignature } from '../domain/signals/signature.js';
 import { matcher, prefilter, type FilterArgs } from './filter.js';
 import { bySeverityThenNewest, Folder, MAX_GROUPS, type Group } from './fold.js';
-import { hider, type NoiseSpec } from './noise.js';
+import { BUILTIN_NOISE, hider, type NoiseSpec } from './noise.js';
 import { IndexLapped, readOne, scanIndexed, UNREAD, type Known } from './indexed-scan.js';
 import { IS_ERROR, IS_FAILING, type ReadIndexes } from './match-index.js';
 import { compiledReadRules } from './read-rules.js';
@@ -99,6 +99,18 @@ function flagOf(f: FilterArgs): { requires?: number; bare: boolean } {
   return { ...(requires !== undefined ? { requires } : {}), bare };
 }
 
+/** The query's noise rules as bits of the index's built-in column, when every one is built-in. */
+function builtinRules(noise: NoiseSpec[] | undefined, hits: Record<string, number>): { rules: Array<{ id: string; bit: number }>; hits: Record<string, number> } | undefined {
+  if (!noise?.length) return undefined;
+  const rules: Array<{ id: string; bit: number }> = [];
+  for (const n of noise) {
+    const bit = BUILTIN_NOISE.findIndex(([field, pattern]) => field === n.field && pattern === n.pattern);
+    if (bit < 0) return undefined;
+    rules.push({ id: n.id, bit });
+  }
+  return { rules, hits };
+}
+
 async function foldQuery(reader: StoreReader, q: FoldQuery, indexes: ReadIndexes | undefined): Promise<FoldAnswer> {
   const max = Math.min(q.maxGroups ?? MAX_GROUPS, MAX_GROUPS_LIMIT);
   const folder = new Folder(q.fold, max, q.by === 'signature' ? (h) => errorSignature(h.rec) : undefined);
@@ -110,7 +122,7 @@ async function foldQuery(reader: StoreReader, q: FoldQuery, indexes: ReadIndexes
   const work = new ScanBudget(Math.min(q.wallMs ?? DEADLINE_MS, MAX_WALL_MS));
   const results: KindResult[] = [];
   // the fold key computed when the record was indexed is this query's key unless it groups otherwise
-  const use = { ...flagOf(q.filter), sink: q.by !== 'signature' ? (h: Hit, k: Known) => folder.add(h, k) : undefined };
+  const use = { ...flagOf(q.filter), sink: q.by !== 'signature' ? (h: Hit, k: Known) => folder.add(h, k) : undefined, noise: builtinRules(q.noise, noiseHits) };
   for (let i = 0; i < q.kinds.length; i++) {
     const idx = pre.anyOf && indexes ? indexes.get(q.kinds[i]!, pre.anyOf) : undefined;
     const spec = {

@@ -44,6 +44,12 @@ export interface EntryUse {
   requires?: number | undefined;
   /** the filter is that flag and nothing else */
   bare?: boolean | undefined;
+  /**
+   * The query's noise rules when every one is built-in: per rule in order, its id and its bit in
+   * MatchIndex.noise; a hidden entry counts into `hits` under the first rule that matches, as
+   * noise.ts's hider counts.
+   */
+  noise?: { rules: ReadonlyArray<{ id: string; bit: number }>; hits: Record<string, number> } | undefined;
 }
 
 /** ordinals between two looks at the clock in the index's part */
@@ -135,7 +141,8 @@ function fromIndex(reader: StoreReader, idx: MatchIndex, s: ScanSpec & { sink: N
   const reads = s.reads ?? readRulesOf(reader);
   // the columns answer everything the query asks: no record is decoded here
   const sink = use.sink;
-  const bare = sink !== undefined && use.bare === true && use.requires !== undefined && !reads && !byPage && !allOf?.length && !s.hide;
+  const noise = use.noise;
+  const bare = sink !== undefined && use.bare === true && use.requires !== undefined && !reads && !byPage && !allOf?.length && (!s.hide || noise !== undefined);
   // without read-time rules (which could change a level or status) a record the filter rejects for
   // not being an error / failing request is known from the flags, and need not be read back
   const needFlag = !reads ? use.requires : undefined;
@@ -152,6 +159,10 @@ function fromIndex(reader: StoreReader, idx: MatchIndex, s: ScanSpec & { sink: N
       if (byHeader && !byHeader.includes(tab)) continue;
       if (needFlag !== undefined && (idx.flags(i) & needFlag) === 0) continue;
       if (bare) {
+        if (noise && hiddenBy(noise, idx.noise(i))) {
+          out.hidden++;
+          continue;
+        }
         const h: Hit = { seq: idx.seq(i), ord: idx.ord(i), kind: idx.kind, recvTime: idx.recvTime(i), clientTime: idx.clientTime(i), tab, rec: UNREAD };
         if (!sink!(h, { key: idx.key(i), severity: idx.severity(i) })) return stop(out, pos, h.ord);
         out.matched++;
@@ -182,6 +193,17 @@ function fromIndex(reader: StoreReader, idx: MatchIndex, s: ScanSpec & { sink: N
     if (budget.exhausted) break;
   }
   return out;
+}
+
+function hiddenBy(noise: NonNullable<EntryUse['noise']>, bits: number): boolean {
+  if (bits === 0) return false;
+  for (const r of noise.rules) {
+    if (bits & (1 << r.bit)) {
+      noise.hits[r.id] = (noise.hits[r.id] ?? 0) + 1;
+      return true;
+    }
+  }
+  return false;
 }
 
 function stop(out: Part, pos: number, ord: number): Part {

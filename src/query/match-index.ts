@@ -7,7 +7,7 @@
  * of it covered ~1.5 s of the bench's `heavy` errors. A caller whose cursor was older than that
  * scanned every log; a scan stops at its wall-clock bound after ~6 000 records, so under 20 000
  * events/s the cursor fell further behind on every call and never reached the index again (observe
- * p99 14–240 ms). Now an entry is ~41 bytes in typed columns (no objects for the GC to trace) and
+ * p99 14–240 ms). Now an entry is ~42 bytes in typed columns (no objects for the GC to trace) and
  * the index follows the whole ring; the few records an answer shows are read back from the ring
  * (fold-query.ts), and a query with noise rules, tab patterns or read-time rules reads its
  * candidates back in one pass per block (indexed-scan.ts).
@@ -19,13 +19,14 @@
  * ring's tail was overwritten (or cleared) and is never served — the query reads the tail first
  * and counts what lies below it as missed, as a scan would. Coverage is a contiguous range of
  * ordinals read in full; a read the writers lapped restarts coverage past the loss. Bounded by
- * entries (MAX_INDEX_ENTRIES, ~2.7 MB of columns plus one string per distinct live fold key): past
+ * entries (MAX_INDEX_ENTRIES, ~2.8 MB of columns plus one string per distinct live fold key): past
  * it the oldest go and coverage starts after them (older ranges are scanned).
  */
 import type { StoreReader } from '../shm/index.js';
 import { foldKey, severity, type Severity } from './fold-key.js';
 import { isError, isFailing } from './filter.js';
-import { decode } from './scan.js';
+import { BUILTIN_NOISE, compileNoise, noiseField } from './noise.js';
+import { decode, type Rec } from './scan.js';
 
 /** the entry's record passes `what: "errors"` (filter.ts isError) */
 export const IS_ERROR = 1;
@@ -33,8 +34,24 @@ export const IS_ERROR = 1;
 export const IS_FAILING = 2;
 
 /**
+ * Every client starts with the built-in noise rules, so nearly every observe call hides with them:
+ * the index tests them once per record (bit b: BUILTIN_NOISE[b] matches), and a query whose rules
+ * are all built-in needs no record decoded. A user's own rule still reads the candidates back.
+ */
+const BUILTIN_TESTS = BUILTIN_NOISE.map(([field, pattern]) => ({ field, re: compileNoise(pattern) }));
+
+function builtinNoiseBits(rec: Rec): number {
+  let bits = 0;
+  for (let b = 0; b < BUILTIN_TESTS.length; b++) {
+    const v = noiseField(rec, BUILTIN_TESTS[b]!.field);
+    if (typeof v === 'string' && BUILTIN_TESTS[b]!.re.test(v)) bits |= 1 << b;
+  }
+  return bits;
+}
+
+/**
  * Entries per index. The bench's `heavy` ring holds ~110 000 logs, ~22 000 of them errors; at the
- * bound an index is ~2.7 MB of columns and its keys (a log's is ~30 characters: the worker's
+ * bound an index is ~2.8 MB of columns and its keys (a log's is ~30 characters: the worker's
  * signature hash).
  */
 export const MAX_INDEX_ENTRIES = 65_536;
@@ -100,6 +117,7 @@ export class MatchIndex {
   private keyIds = new Int32Array(FIRST_CAPACITY);
   private sevs = new Uint8Array(FIRST_CAPACITY);
   private flagBits = new Uint8Array(FIRST_CAPACITY);
+  private noiseBits = new Uint8Array(FIRST_CAPACITY);
   private readonly keys = new KeyTable();
 
   constructor(
@@ -134,7 +152,7 @@ export class MatchIndex {
       }
       for (const rec of r.records) {
         const obj = decode(rec.payload);
-        this.push(rec.ord, rec.seq, rec.recvTime, rec.clientTime, rec.tab, foldKey(rec.kind, obj), severity(rec.kind, obj), (isError(obj) ? IS_ERROR : 0) | (isFailing(obj) ? IS_FAILING : 0));
+        this.push(rec.ord, rec.seq, rec.recvTime, rec.clientTime, rec.tab, foldKey(rec.kind, obj), severity(rec.kind, obj), (isError(obj) ? IS_ERROR : 0) | (isFailing(obj) ? IS_FAILING : 0), builtinNoiseBits(obj));
       }
       this.to = r.next;
       if (r.atEnd || performance.now() >= deadline) break;
@@ -192,8 +210,12 @@ export class MatchIndex {
   flags(i: number): number {
     return this.flagBits[i & this.mask]!;
   }
+  /** which built-in noise rules match (bit b: BUILTIN_NOISE[b]) */
+  noise(i: number): number {
+    return this.noiseBits[i & this.mask]!;
+  }
 
-  private push(ord: number, seq: number, recv: number, client: number, tab: number, key: string, sev: Severity, flags: number): void {
+  private push(ord: number, seq: number, recv: number, client: number, tab: number, key: string, sev: Severity, flags: number, noise: number): void {
     if (this.size >= this.maxEntries) this.from = this.dropFirst() + 1;
     if (this.size > this.mask) this.grow();
     const s = this.end++ & this.mask;
@@ -205,6 +227,7 @@ export class MatchIndex {
     this.keyIds[s] = this.keys.intern(key);
     this.sevs[s] = sev;
     this.flagBits[s] = flags;
+    this.noiseBits[s] = noise;
   }
 
   /** Doubles the columns, keeping every live entry at its number. */
@@ -224,6 +247,7 @@ export class MatchIndex {
     this.keyIds = move(this.keyIds, (n) => new Int32Array(n));
     this.sevs = move(this.sevs, (n) => new Uint8Array(n));
     this.flagBits = move(this.flagBits, (n) => new Uint8Array(n));
+    this.noiseBits = move(this.noiseBits, (n) => new Uint8Array(n));
     this.mask = mask;
   }
 
