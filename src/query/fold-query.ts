@@ -11,13 +11,13 @@ import type { StoreReader } from '../shm/index.js';
 import type { ReadRulesSpec } from '../domain/redaction/index.js';
 import { errorSignature } from '../domain/signals/signature.js';
 import { matcher, prefilter, type FilterArgs } from './filter.js';
-import { Folder, MAX_GROUPS, type Group } from './fold.js';
-import { hider, type NoiseSpec } from './noise.js';
-import { scanIndexed } from './indexed-scan.js';
-import type { IndexEntry, ReadIndexes } from './match-index.js';
+import { bySeverityThenNewest, Folder, MAX_GROUPS, type Group } from './fold.js';
+import { BUILTIN_NOISE, hider, type NoiseSpec } from './noise.js';
+import { IndexLapped, readOne, scanIndexed, UNREAD, type Known } from './indexed-scan.js';
+import { IS_ERROR, IS_FAILING, type ReadIndexes } from './match-index.js';
 import { compiledReadRules } from './read-rules.js';
 import type { TabScope } from './tab-scope.js';
-import type { Hit, ScanResult } from './scan.js';
+import { decode, type Hit, type ScanResult } from './scan.js';
 import { DEADLINE_MS, ScanBudget, scanSliced } from './sliced-scan.js';
 
 export interface FoldQuery {
@@ -51,6 +51,13 @@ export interface FoldQuery {
    * and a cursor. analyze has no cursor, so it asks for more time for a complete one.
    */
   wallMs?: number | undefined;
+  /**
+   * Only the first this many groups, most severe then newest first (the order an answer fills
+   * in), need their example's record: the others come back with an empty one. observe shows at
+   * most its `limit` lines, so it asks for those and the rest are neither read back nor copied
+   * to main. Left out: every group's.
+   */
+  examples?: number | undefined;
 }
 
 export const MAX_GROUPS_LIMIT = 5000;
@@ -71,9 +78,40 @@ export interface FoldAnswer {
 
 /**
  * `indexes` (the scan worker's): a filter with a byte pre-filter (errors, failing requests) reads
- * what the index holds instead of scanning for it; the answer is the same either way.
+ * what the index holds instead of scanning for it; the answer is the same either way. When the
+ * ring overwrote a record the index named while the query ran, the query is scanned instead.
  */
 export async function runFoldQuery(reader: StoreReader, q: FoldQuery, indexes?: ReadIndexes): Promise<FoldAnswer> {
+  if (indexes) {
+    try {
+      return await foldQuery(reader, q, indexes);
+    } catch (e) {
+      if (!(e instanceof IndexLapped)) throw e;
+    }
+  }
+  return foldQuery(reader, q, undefined);
+}
+
+/** the flag of match-index.ts every record a filter keeps has, and whether the filter is only that */
+function flagOf(f: FilterArgs): { requires?: number; bare: boolean } {
+  const requires = f.what === 'errors' ? IS_ERROR : f.what === 'failing' ? IS_FAILING : undefined;
+  const bare = Object.entries(f).every(([k, v]) => k === 'what' || v === undefined);
+  return { ...(requires !== undefined ? { requires } : {}), bare };
+}
+
+/** The query's noise rules as bits of the index's built-in column, when every one is built-in. */
+function builtinRules(noise: NoiseSpec[] | undefined, hits: Record<string, number>): { rules: Array<{ id: string; bit: number }>; hits: Record<string, number> } | undefined {
+  if (!noise?.length) return undefined;
+  const rules: Array<{ id: string; bit: number }> = [];
+  for (const n of noise) {
+    const bit = BUILTIN_NOISE.findIndex(([field, pattern]) => field === n.field && pattern === n.pattern);
+    if (bit < 0) return undefined;
+    rules.push({ id: n.id, bit });
+  }
+  return { rules, hits };
+}
+
+async function foldQuery(reader: StoreReader, q: FoldQuery, indexes: ReadIndexes | undefined): Promise<FoldAnswer> {
   const max = Math.min(q.maxGroups ?? MAX_GROUPS, MAX_GROUPS_LIMIT);
   const folder = new Folder(q.fold, max, q.by === 'signature' ? (h) => errorSignature(h.rec) : undefined);
   const noiseHits: Record<string, number> = {};
@@ -84,7 +122,7 @@ export async function runFoldQuery(reader: StoreReader, q: FoldQuery, indexes?: 
   const work = new ScanBudget(Math.min(q.wallMs ?? DEADLINE_MS, MAX_WALL_MS));
   const results: KindResult[] = [];
   // the fold key computed when the record was indexed is this query's key unless it groups otherwise
-  const sinkEntry = q.fold && q.by !== 'signature' ? (h: Hit, e: IndexEntry) => folder.add(h, e) : undefined;
+  const use = { ...flagOf(q.filter), sink: q.by !== 'signature' ? (h: Hit, k: Known) => folder.add(h, k) : undefined, noise: builtinRules(q.noise, noiseHits) };
   for (let i = 0; i < q.kinds.length; i++) {
     const idx = pre.anyOf && indexes ? indexes.get(q.kinds[i]!, pre.anyOf) : undefined;
     const spec = {
@@ -101,8 +139,19 @@ export async function runFoldQuery(reader: StoreReader, q: FoldQuery, indexes?: 
       scope: q.scope,
       sink: (h: Hit) => folder.add(h),
     };
-    const r = idx ? await scanIndexed(reader, idx, spec, work, sinkEntry) : await scanSliced(reader, spec, work);
+    const r = idx ? await scanIndexed(reader, idx, spec, work, use) : await scanSliced(reader, spec, work);
     results.push({ matched: r.matched, hidden: r.hidden, scanned: r.scanned, missed: r.missed, next: r.next, atEnd: r.atEnd, stopped: r.stopped === true });
   }
-  return { fold: q.fold, records: folder.records, groups: folder.groups(), results, noiseHits };
+  return { fold: q.fold, records: folder.records, groups: withExamples(reader, folder.groups(), q.examples), results, noiseHits };
+}
+
+/** Reads back the examples the fold took from an index's columns, for the groups an answer may show. */
+function withExamples(reader: StoreReader, groups: Group[], n: number | undefined): Group[] {
+  const shown = n === undefined ? groups : [...groups].sort(bySeverityThenNewest).slice(0, n);
+  const keep = n === undefined ? undefined : new Set(shown);
+  for (const g of groups) {
+    if (keep && !keep.has(g)) g.example = { ...g.example, rec: UNREAD };
+    else if (g.example.rec === UNREAD) g.example = { ...g.example, rec: decode(readOne(reader, g.example.kind, g.example.ord)) };
+  }
+  return groups;
 }

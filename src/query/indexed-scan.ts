@@ -4,13 +4,53 @@
  * with the same tests in the same order (tab, byte needles, read-time rules, page scope, filter,
  * noise, sink) and the same bounds (records examined, the call's wall-clock budget). So the answer
  * is the scan's answer, whichever part the index held — the tests prove it on seeded data.
+ *
+ * Two ways through the entries. A bare `errors` / `failing` fold with no noise rules, tab pattern,
+ * read-time rules or byte needles is answered from the columns alone: its records go to the fold
+ * as headers with their known key, and only the examples an answer shows are read back from the
+ * ring afterwards (fold-query.ts). Any other query reads its candidates back in one pass per block
+ * and tests the decoded records as a scan does.
  */
-import type { StoreReader } from '../shm/index.js';
-import { hitOf, type IndexEntry, type MatchIndex } from './match-index.js';
+import type { RecordHeader, StoreReader } from '../shm/index.js';
+import type { Severity } from './fold-key.js';
+import type { MatchIndex } from './match-index.js';
 import { redactRead, readRulesOf } from './read-rules.js';
-import { decode, type ScanResult, type ScanSpec } from './scan.js';
+import { decode, type Hit, type Rec, type ScanResult, type ScanSpec } from './scan.js';
 import { type ScanBudget, scanSliced, SLICE_MS } from './sliced-scan.js';
 import { headerOnly, inScope } from './tab-scope.js';
+
+/** The record of a hit the fold took from the index's columns: read back from the ring if it is shown. */
+export const UNREAD: Rec = Object.freeze({});
+
+/** A record the index named is no longer in the ring (lapped mid-query): the caller scans instead. */
+export class IndexLapped extends Error {
+  constructor() {
+    super('the ring overwrote records the index named during the query');
+    this.name = 'IndexLapped';
+  }
+}
+
+/** What an entry's fold needs that the index computed when it read the record. */
+export interface Known {
+  key: string;
+  severity: Severity;
+}
+
+/** What the query lets the index answer from its columns. */
+export interface EntryUse {
+  /** the sink for an entry, given its precomputed fold key (when no read-time rules apply) */
+  sink?: ((h: Hit, k: Known) => boolean) | undefined;
+  /** the flag (IS_ERROR, IS_FAILING) every record the filter keeps has */
+  requires?: number | undefined;
+  /** the filter is that flag and nothing else */
+  bare?: boolean | undefined;
+  /**
+   * The query's noise rules when every one is built-in: per rule in order, its id and its bit in
+   * MatchIndex.noise; a hidden entry counts into `hits` under the first rule that matches, as
+   * noise.ts's hider counts.
+   */
+  noise?: { rules: ReadonlyArray<{ id: string; bit: number }>; hits: Record<string, number> } | undefined;
+}
 
 /** ordinals between two looks at the clock in the index's part */
 const BLOCK = 2048;
@@ -20,8 +60,7 @@ export async function scanIndexed(
   idx: MatchIndex,
   spec: ScanSpec & { sink: NonNullable<ScanSpec['sink']> },
   budget: ScanBudget,
-  /** the sink for an entry, given its precomputed fold key (left out: `spec.sink`) */
-  sinkEntry?: (h: Parameters<NonNullable<ScanSpec['sink']>>[0], e: IndexEntry) => boolean,
+  use: EntryUse = {},
 ): Promise<ScanResult> {
   // what was committed since the last background catch-up; a remainder is scanned below
   idx.catchUp(performance.now() + SLICE_MS);
@@ -51,7 +90,7 @@ export async function scanIndexed(
         continue;
       }
       const segEnd = Math.min(idx.to, end, pos + remaining);
-      const r = fromIndex(reader, idx, spec, pos, segEnd, budget, sinkEntry);
+      const r = fromIndex(reader, idx, spec, pos, segEnd, budget, use);
       total.matched += r.matched;
       total.hidden += r.hidden;
       total.scanned += r.scanned;
@@ -93,45 +132,60 @@ interface Part {
 }
 
 /** Ordinals [from, to) out of the index, checking the call's budget every BLOCK ordinals. */
-function fromIndex(
-  reader: StoreReader,
-  idx: MatchIndex,
-  s: ScanSpec & { sink: NonNullable<ScanSpec['sink']> },
-  from: number,
-  to: number,
-  budget: ScanBudget,
-  sinkEntry: ((h: Parameters<NonNullable<ScanSpec['sink']>>[0], e: IndexEntry) => boolean) | undefined,
-): Part {
+function fromIndex(reader: StoreReader, idx: MatchIndex, s: ScanSpec & { sink: NonNullable<ScanSpec['sink']> }, from: number, to: number, budget: ScanBudget, use: EntryUse): Part {
   const out: Part = { matched: 0, hidden: 0, scanned: 0, next: from, stopped: false };
   const scope = s.scope;
   const byHeader = scope !== undefined && headerOnly(scope) ? scope.tabs : undefined;
   const byPage = scope !== undefined && !headerOnly(scope) ? scope : undefined;
-  const allOf = s.allOf?.map((b) => b.toString('utf8'));
+  const allOf = s.allOf;
   const reads = s.reads ?? readRulesOf(reader);
+  // the columns answer everything the query asks: no record is decoded here
+  const sink = use.sink;
+  const noise = use.noise;
+  const bare = sink !== undefined && use.bare === true && use.requires !== undefined && !reads && !byPage && !allOf?.length && (!s.hide || noise !== undefined);
+  // without read-time rules (which could change a level or status) a record the filter rejects for
+  // not being an error / failing request is known from the flags, and need not be read back
+  const needFlag = !reads ? use.requires : undefined;
+  const end = idx.endAt;
   let i = idx.seek(from);
   let pos = from;
+  const cands: number[] = [];
   while (pos < to) {
     const blockEnd = Math.min(to, pos + BLOCK);
-    for (let e = idx.at(i); e !== undefined && e.ord < blockEnd; e = idx.at(++i)) {
-      if (s.tab !== undefined && e.tab !== s.tab) continue;
-      if (byHeader && !byHeader.includes(e.tab)) continue;
-      if (allOf && !allOf.every((n) => e.text.includes(n))) continue;
-      // with read-time rules the record is redacted: a copy of its own, never the shared one
-      const rec = reads ? redactRead(reads, e.kind, decode(Buffer.from(e.text, 'utf8'))) : e.rec;
-      if (byPage && !inScope(byPage, e.kind, e.tab, rec)) continue;
-      const h = hitOf(e, rec);
-      if (s.match && !s.match(rec, h)) continue;
-      if (s.hide?.(rec)) {
-        out.hidden++;
-        continue;
+    cands.length = 0;
+    for (; i < end && idx.ord(i) < blockEnd; i++) {
+      const tab = idx.tab(i);
+      if (s.tab !== undefined && tab !== s.tab) continue;
+      if (byHeader && !byHeader.includes(tab)) continue;
+      if (needFlag !== undefined && (idx.flags(i) & needFlag) === 0) continue;
+      if (bare) {
+        if (noise && hiddenBy(noise, idx.noise(i))) {
+          out.hidden++;
+          continue;
+        }
+        const h: Hit = { seq: idx.seq(i), ord: idx.ord(i), kind: idx.kind, recvTime: idx.recvTime(i), clientTime: idx.clientTime(i), tab, rec: UNREAD };
+        if (!sink!(h, { key: idx.key(i), severity: idx.severity(i) })) return stop(out, pos, h.ord);
+        out.matched++;
+      } else cands.push(i);
+    }
+    if (cands.length) {
+      const recs = readBack(reader, idx, cands, blockEnd);
+      for (let c = 0; c < cands.length; c++) {
+        const e = cands[c]!;
+        const stored = recs[c]!;
+        if (allOf && !allOf.every((b) => stored.payload.includes(b))) continue;
+        // with read-time rules the record is redacted: a copy of its own, as a scan makes
+        const rec = reads ? redactRead(reads, idx.kind, decode(stored.payload)) : decode(stored.payload);
+        if (byPage && !inScope(byPage, idx.kind, stored.tab, rec)) continue;
+        const h: Hit = { seq: stored.seq, ord: stored.ord, kind: idx.kind, recvTime: stored.recvTime, clientTime: stored.clientTime, tab: stored.tab, rec };
+        if (s.match && !s.match(rec, h)) continue;
+        if (s.hide?.(rec)) {
+          out.hidden++;
+          continue;
+        }
+        if (!(sink && !reads ? sink(h, { key: idx.key(e), severity: idx.severity(e) }) : s.sink(h))) return stop(out, pos, h.ord);
+        out.matched++;
       }
-      if (!(sinkEntry && !reads ? sinkEntry(h, e) : s.sink(h))) {
-        out.scanned += e.ord - pos;
-        out.next = e.ord;
-        out.stopped = true;
-        return out;
-      }
-      out.matched++;
     }
     out.scanned += blockEnd - pos;
     budget.add(blockEnd - pos);
@@ -139,4 +193,49 @@ function fromIndex(
     if (budget.exhausted) break;
   }
   return out;
+}
+
+function hiddenBy(noise: NonNullable<EntryUse['noise']>, bits: number): boolean {
+  if (bits === 0) return false;
+  for (const r of noise.rules) {
+    if (bits & (1 << r.bit)) {
+      noise.hits[r.id] = (noise.hits[r.id] ?? 0) + 1;
+      return true;
+    }
+  }
+  return false;
+}
+
+function stop(out: Part, pos: number, ord: number): Part {
+  out.scanned += ord - pos;
+  out.next = ord;
+  out.stopped = true;
+  return out;
+}
+
+/**
+ * The records of entries `cands` (in ordinal order, all below `before`), read in one pass over the
+ * ring: a header test per record between them, a copy of the ones named.
+ */
+function readBack(reader: StoreReader, idx: MatchIndex, cands: readonly number[], before: number): Array<RecordHeader & { payload: Buffer }> {
+  const first = idx.ord(cands[0]!);
+  let j = 0;
+  const filter = (v: RecordHeader): boolean => {
+    while (j < cands.length && idx.ord(cands[j]!) < v.ord) j++;
+    return j < cands.length && idx.ord(cands[j]!) === v.ord;
+  };
+  const r = reader.read(idx.kind, first, cands.length, { filter, maxScan: before - first });
+  if (r.missed > 0 || r.records.length !== cands.length) throw new IndexLapped();
+  return r.records.map((x, c) => {
+    if (x.ord !== idx.ord(cands[c]!)) throw new IndexLapped();
+    return { ...x, payload: Buffer.from(x.payload.buffer, x.payload.byteOffset, x.payload.byteLength) };
+  });
+}
+
+/** The record at `ord`, read back for a hit the fold took from the index; IndexLapped when the ring no longer holds it. */
+export function readOne(reader: StoreReader, kind: number, ord: number): Uint8Array {
+  const r = reader.read(kind, ord, 1, { maxScan: 1 });
+  const rec = r.records[0];
+  if (r.missed > 0 || !rec || rec.ord !== ord) throw new IndexLapped();
+  return rec.payload;
 }

@@ -1,67 +1,142 @@
 /**
  * What observe's filtered reads need, kept as records are ingested instead of found again on every
  * call: for one kind and one byte pre-filter (errors, failing requests), every record that passes
- * it, decoded once, with its fold key and severity. A profile of observe({what:"errors"}) at
- * 20 000 events/s, one call a second, put ~11 ms of the scan worker's time per call in walking
- * ~10 000 logs (the byte search, copies, JSON.parse of the errors, fold keys); from the index a
- * call folds only the errors it names, and each record is decoded once however many clients read.
+ * it, with its header, fold key, severity and whether it is an error / a failing request.
+ *
+ * Measured (issue 17 item 3): the first index held each entry's text and decoded record, so 2 MiB
+ * of it covered ~1.5 s of the bench's `heavy` errors. A caller whose cursor was older than that
+ * scanned every log; a scan stops at its wall-clock bound after ~6 000 records, so under 20 000
+ * events/s the cursor fell further behind on every call and never reached the index again (observe
+ * p99 14–240 ms). Now an entry is ~42 bytes in typed columns (no objects for the GC to trace) and
+ * the index follows the whole ring; the few records an answer shows are read back from the ring
+ * (fold-query.ts), and a query with noise rules, tab patterns or read-time rules reads its
+ * candidates back in one pass per block (indexed-scan.ts).
  *
  * What the index holds is independent of who asks: noise rules, tab filters, read-time redaction
- * rules and the decoded filter are applied per query (fold-query.ts), on the few records here.
+ * rules and the decoded filter are applied per query, on the few records here.
  *
  * Correct under wrap-around: ordinals are the ring's own sequence numbers, so an entry below the
  * ring's tail was overwritten (or cleared) and is never served — the query reads the tail first
  * and counts what lies below it as missed, as a scan would. Coverage is a contiguous range of
  * ordinals read in full; a read the writers lapped restarts coverage past the loss. Bounded by
- * bytes: the oldest entries go first and coverage starts after them (older ranges are scanned).
+ * entries (MAX_INDEX_ENTRIES, ~2.8 MB of columns plus one string per distinct live fold key): past
+ * it the oldest go and coverage starts after them (older ranges are scanned).
  */
-import type { RecordHeader, StoreReader } from '../shm/index.js';
+import type { StoreReader } from '../shm/index.js';
 import { foldKey, severity, type Severity } from './fold-key.js';
-import type { Hit, Rec } from './scan.js';
+import { isError, isFailing } from './filter.js';
+import { BUILTIN_NOISE, compileNoise, noiseField } from './noise.js';
+import { decode, type Rec } from './scan.js';
 
-/** a record's header as the ring gave it, its text, and what every read of it needs */
-export interface IndexEntry extends RecordHeader {
-  /** the stored JSON: byte needles (url, connection_id) and read-time redaction start from it */
-  text: string;
-  /** decoded once, shared by every query: never mutated (a query that redacts parses `text` again) */
-  rec: Rec;
-  key: string;
-  severity: Severity;
+/** the entry's record passes `what: "errors"` (filter.ts isError) */
+export const IS_ERROR = 1;
+/** the entry's record passes `what: "failing"` (filter.ts isFailing) */
+export const IS_FAILING = 2;
+
+/**
+ * Every client starts with the built-in noise rules, so nearly every observe call hides with them:
+ * the index tests them once per record (bit b: BUILTIN_NOISE[b] matches), and a query whose rules
+ * are all built-in needs no record decoded. A user's own rule still reads the candidates back.
+ */
+const BUILTIN_TESTS = BUILTIN_NOISE.map(([field, pattern]) => ({ field, re: compileNoise(pattern) }));
+
+function builtinNoiseBits(rec: Rec): number {
+  let bits = 0;
+  for (let b = 0; b < BUILTIN_TESTS.length; b++) {
+    const v = noiseField(rec, BUILTIN_TESTS[b]!.field);
+    if (typeof v === 'string' && BUILTIN_TESTS[b]!.re.test(v)) bits |= 1 << b;
+  }
+  return bits;
 }
 
 /**
- * JSON text held per index; past it the oldest entries go (~5 000 errors of the bench's size). The
- * decoded records beside it cost several times the text: at 8 MiB the two indexes held ~120 MB at
- * half load (bench `half`: 598 vs 478 MB peak without them), over the memory gate; 2 MiB covers
- * the seconds a caller polling once a second reads, and older ranges are scanned as before.
+ * Entries per index. The bench's `heavy` ring holds ~110 000 logs, ~22 000 of them errors; at the
+ * bound an index is ~2.8 MB of columns and its keys (a log's is ~30 characters: the worker's
+ * signature hash).
  */
-export const MAX_INDEX_BYTES = 2 * 1024 * 1024;
+export const MAX_INDEX_ENTRIES = 65_536;
+const FIRST_CAPACITY = 1024;
 /** records per ring read while catching up, as a scan reads them */
 const CHUNK = 128;
+
+/** Fold keys held once however many entries share them, released with the last of them. */
+class KeyTable {
+  private readonly ids = new Map<string, number>();
+  private readonly strs: string[] = [];
+  private readonly refs: number[] = [];
+  private readonly free: number[] = [];
+
+  intern(key: string): number {
+    let id = this.ids.get(key);
+    if (id === undefined) {
+      id = this.free.pop() ?? this.strs.length;
+      this.ids.set(key, id);
+      this.strs[id] = key;
+      this.refs[id] = 0;
+    }
+    this.refs[id]!++;
+    return id;
+  }
+
+  release(id: number): void {
+    if (--this.refs[id]! > 0) return;
+    this.ids.delete(this.strs[id]!);
+    this.strs[id] = '';
+    this.free.push(id);
+  }
+
+  key(id: number): string {
+    return this.strs[id]!;
+  }
+
+  get size(): number {
+    return this.ids.size;
+  }
+
+  clear(): void {
+    this.ids.clear();
+    this.strs.length = this.refs.length = this.free.length = 0;
+  }
+}
 
 export class MatchIndex {
   /** ordinals [from, to) were all read: the entries are exactly those of them that pass the needles */
   from: number;
   to: number;
-  private entries: IndexEntry[] = [];
-  /** entries before this one were dropped (overwritten or over the byte bound) */
-  private first = 0;
-  private bytes = 0;
   /** when a query last used it: an unused index stops catching up and is dropped */
   lastUsed = performance.now();
+  // entries are numbered from 0 as they come; live ones are [first, end), slot = number & mask
+  private first = 0;
+  private end = 0;
+  private mask = FIRST_CAPACITY - 1;
+  private ords = new Float64Array(FIRST_CAPACITY);
+  private seqs = new Float64Array(FIRST_CAPACITY);
+  private recvs = new Float64Array(FIRST_CAPACITY);
+  private clients = new Float64Array(FIRST_CAPACITY);
+  private tabs = new Int32Array(FIRST_CAPACITY);
+  private keyIds = new Int32Array(FIRST_CAPACITY);
+  private sevs = new Uint8Array(FIRST_CAPACITY);
+  private flagBits = new Uint8Array(FIRST_CAPACITY);
+  private noiseBits = new Uint8Array(FIRST_CAPACITY);
+  private readonly keys = new KeyTable();
 
   constructor(
     private readonly reader: StoreReader,
     readonly kind: number,
     readonly anyOf: readonly Buffer[],
-    private readonly maxBytes = MAX_INDEX_BYTES,
+    private readonly maxEntries = MAX_INDEX_ENTRIES,
   ) {
     // from now on: the records already stored are read by scans, as before there was an index
     this.from = this.to = reader.latestOrd(kind);
   }
 
   get size(): number {
-    return this.entries.length - this.first;
+    return this.end - this.first;
+  }
+
+  /** distinct fold keys held (each once, however many entries share it) */
+  get keyCount(): number {
+    return this.keys.size;
   }
 
   /** Reads what was committed since the last catch-up, until `deadline` (performance.now()). */
@@ -72,19 +147,14 @@ export class MatchIndex {
       const r = this.reader.read(this.kind, this.to, CHUNK, { filter, maxScan: CHUNK * 8 });
       if (r.missed > 0) {
         // lapped: everything held so far lies below the new tail
-        this.entries = [];
-        this.first = 0;
-        this.bytes = 0;
+        this.dropAll();
         this.from = this.to + r.missed;
       }
       for (const rec of r.records) {
-        const text = Buffer.from(rec.payload.buffer, rec.payload.byteOffset, rec.payload.byteLength).toString('utf8');
-        const obj = JSON.parse(text) as Rec;
-        this.entries.push({ seq: rec.seq, ord: rec.ord, kind: rec.kind, recvTime: rec.recvTime, clientTime: rec.clientTime, tab: rec.tab, text, rec: obj, key: foldKey(rec.kind, obj), severity: severity(rec.kind, obj) });
-        this.bytes += text.length;
+        const obj = decode(rec.payload);
+        this.push(rec.ord, rec.seq, rec.recvTime, rec.clientTime, rec.tab, foldKey(rec.kind, obj), severity(rec.kind, obj), (isError(obj) ? IS_ERROR : 0) | (isFailing(obj) ? IS_FAILING : 0), builtinNoiseBits(obj));
       }
       this.to = r.next;
-      this.trim();
       if (r.atEnd || performance.now() >= deadline) break;
     }
     this.prune(this.reader.tailOrd(this.kind));
@@ -93,55 +163,105 @@ export class MatchIndex {
   /** Drops what the ring no longer holds. */
   prune(tail: number): void {
     if (tail <= this.from) return;
-    while (this.first < this.entries.length && this.entries[this.first]!.ord < tail) this.dropFirst();
+    while (this.first < this.end && this.ords[this.first & this.mask]! < tail) this.dropFirst();
     this.from = tail;
     if (this.to < tail) this.to = tail;
-    this.compact();
   }
 
-  /** The index of the first entry at or after `ord`. */
+  /** The number of the first entry at or after `ord` (end when none). */
   seek(ord: number): number {
     let lo = this.first;
-    let hi = this.entries.length;
+    let hi = this.end;
     while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.entries[mid]!.ord < ord) lo = mid + 1;
+      const mid = lo + ((hi - lo) >>> 1);
+      if (this.ords[mid & this.mask]! < ord) lo = mid + 1;
       else hi = mid;
     }
     return lo;
   }
 
-  at(i: number): IndexEntry | undefined {
-    return this.entries[i];
+  /** entry numbers past the last one held */
+  get endAt(): number {
+    return this.end;
   }
 
-  private trim(): void {
-    if (this.bytes <= this.maxBytes) return;
-    while (this.bytes > this.maxBytes && this.first < this.entries.length) {
-      const e = this.dropFirst();
-      this.from = e.ord + 1;
-    }
-    this.compact();
+  // the columns of entry `i` (first <= i < end); valid until the next catch-up or prune
+  ord(i: number): number {
+    return this.ords[i & this.mask]!;
+  }
+  seq(i: number): number {
+    return this.seqs[i & this.mask]!;
+  }
+  recvTime(i: number): number {
+    return this.recvs[i & this.mask]!;
+  }
+  clientTime(i: number): number {
+    return this.clients[i & this.mask]!;
+  }
+  tab(i: number): number {
+    return this.tabs[i & this.mask]!;
+  }
+  key(i: number): string {
+    return this.keys.key(this.keyIds[i & this.mask]!);
+  }
+  severity(i: number): Severity {
+    return this.sevs[i & this.mask]! as Severity;
+  }
+  flags(i: number): number {
+    return this.flagBits[i & this.mask]!;
+  }
+  /** which built-in noise rules match (bit b: BUILTIN_NOISE[b]) */
+  noise(i: number): number {
+    return this.noiseBits[i & this.mask]!;
   }
 
-  private dropFirst(): IndexEntry {
-    const e = this.entries[this.first]!;
-    this.entries[this.first++] = undefined as unknown as IndexEntry;
-    this.bytes -= e.text.length;
-    return e;
+  private push(ord: number, seq: number, recv: number, client: number, tab: number, key: string, sev: Severity, flags: number, noise: number): void {
+    if (this.size >= this.maxEntries) this.from = this.dropFirst() + 1;
+    if (this.size > this.mask) this.grow();
+    const s = this.end++ & this.mask;
+    this.ords[s] = ord;
+    this.seqs[s] = seq;
+    this.recvs[s] = recv;
+    this.clients[s] = client;
+    this.tabs[s] = tab;
+    this.keyIds[s] = this.keys.intern(key);
+    this.sevs[s] = sev;
+    this.flagBits[s] = flags;
+    this.noiseBits[s] = noise;
   }
 
-  private compact(): void {
-    if (this.first > 4096 && this.first * 2 > this.entries.length) {
-      this.entries = this.entries.slice(this.first);
-      this.first = 0;
-    }
+  /** Doubles the columns, keeping every live entry at its number. */
+  private grow(): void {
+    const cap = (this.mask + 1) * 2;
+    const mask = cap - 1;
+    const move = <T extends Float64Array | Int32Array | Uint8Array>(old: T, make: (n: number) => T): T => {
+      const next = make(cap);
+      for (let i = this.first; i < this.end; i++) next[i & mask] = old[i & this.mask]!;
+      return next;
+    };
+    this.ords = move(this.ords, (n) => new Float64Array(n));
+    this.seqs = move(this.seqs, (n) => new Float64Array(n));
+    this.recvs = move(this.recvs, (n) => new Float64Array(n));
+    this.clients = move(this.clients, (n) => new Float64Array(n));
+    this.tabs = move(this.tabs, (n) => new Int32Array(n));
+    this.keyIds = move(this.keyIds, (n) => new Int32Array(n));
+    this.sevs = move(this.sevs, (n) => new Uint8Array(n));
+    this.flagBits = move(this.flagBits, (n) => new Uint8Array(n));
+    this.noiseBits = move(this.noiseBits, (n) => new Uint8Array(n));
+    this.mask = mask;
   }
-}
 
-/** A hit from an entry: the shared decoded record, or `rec` when the query redacted a copy. */
-export function hitOf(e: IndexEntry, rec: Rec): Hit {
-  return { seq: e.seq, ord: e.ord, kind: e.kind, recvTime: e.recvTime, clientTime: e.clientTime, tab: e.tab, rec };
+  /** Drops the oldest entry; returns its ordinal. */
+  private dropFirst(): number {
+    const s = this.first++ & this.mask;
+    this.keys.release(this.keyIds[s]!);
+    return this.ords[s]!;
+  }
+
+  private dropAll(): void {
+    this.first = this.end = 0;
+    this.keys.clear();
+  }
 }
 
 /** at most this many indexes (kind × pre-filter): observe and the summary use two */
@@ -163,7 +283,7 @@ export class ReadIndexes {
 
   constructor(
     private readonly reader: StoreReader,
-    private readonly o: { tickMs?: number; idleMs?: number; maxBytes?: number; background?: boolean } = {},
+    private readonly o: { tickMs?: number; idleMs?: number; maxEntries?: number; background?: boolean } = {},
   ) {}
 
   /** The index for this kind and pre-filter, made on first use; undefined when there are too many. */
@@ -172,7 +292,7 @@ export class ReadIndexes {
     let idx = this.map.get(key);
     if (!idx) {
       if (this.map.size >= MAX_INDEXES) return undefined;
-      idx = new MatchIndex(this.reader, kind, anyOf, this.o.maxBytes);
+      idx = new MatchIndex(this.reader, kind, anyOf, this.o.maxEntries);
       this.map.set(key, idx);
     }
     idx.lastUsed = performance.now();

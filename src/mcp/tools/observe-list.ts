@@ -49,7 +49,8 @@ export async function list(ctx: ToolContext, a: ListArgs, kinds: Kind[]): Promis
   const skip = cursor && 'skip' in cursor ? cursor.skip : 0;
   const budget = (a.budget ?? DEFAULT_BUDGET) - (a.reserve ?? 0);
   const limit = a.limit ?? 50;
-  const folded = await foldFor(ctx, { kinds: ids, start, to, maxScan: MAX_SCAN, filter: filterOf(a), fold: a.fold !== false, tab: a.tab_id }, NOISE_WHATS.has(a.what));
+  // only the groups this answer can show (the `limit` after `skip`, in fill order) need their records
+  const folded = await foldFor(ctx, { kinds: ids, start, to, maxScan: MAX_SCAN, filter: filterOf(a), fold: a.fold !== false, tab: a.tab_id, examples: skip + limit }, NOISE_WHATS.has(a.what));
   const results = folded.results;
   const next = results.map((r) => r.next);
   const complete = results.every((r) => r.atEnd && !r.stopped);

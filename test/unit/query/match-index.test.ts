@@ -7,7 +7,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { kindId } from '../../../src/domain/kinds.js';
-import { errorKeysBefore, MatchIndex, ReadIndexes, runFoldQuery, type FoldAnswer, type FoldQuery } from '../../../src/query/index.js';
+import { IndexLapped, readOne } from '../../../src/query/indexed-scan.js';
+import { BUILTIN_NOISE, bySeverityThenNewest, errorKeysBefore, MatchIndex, ReadIndexes, runFoldQuery, type FoldAnswer, type FoldQuery } from '../../../src/query/index.js';
 import { ERROR_BYTES } from '../../../src/query/filter.js';
 import { allocateStore, StoreReader, StoreWriter } from '../../../src/shm/index.js';
 import { mulberry32 } from '../../fixtures/shm-gen.js';
@@ -70,6 +71,9 @@ function randomQuery(r: () => number, reader: StoreReader): FoldQuery {
   const q: FoldQuery = { kinds: [kind], start: [Math.min(start, head)], maxScan: r() < 0.15 ? 1 + Math.floor(r() * 100) : 20_000, filter: { what }, fold: r() < 0.85, wallMs: 60_000 };
   if (r() < 0.2) q.to = [Math.min(head, q.start[0]! + Math.floor(r() * 150))];
   if (r() < 0.4) q.noise = [{ id: 'n1', field: 'message', pattern: pick(r, ['alpha', '^TypeError', 'cart \\d']) }, { id: 'n2', field: 'url', pattern: 'favicon' }];
+  // every client's defaults: answered from the index's built-in noise bits, in the caller's order
+  else if (r() < 0.6) q.noise = BUILTIN_NOISE.map(([field, pattern], i) => ({ id: `b${i}`, field, pattern })).sort(() => r() - 0.5);
+  if (r() < 0.3) q.examples = Math.floor(r() * 8);
   if (r() < 0.2) q.scope = { tabs: [pick(r, [1, 2])] };
   else if (r() < 0.15) q.scope = { tabs: [3], url: 'admin' };
   if (r() < 0.15) q.tab = pick(r, [1, 2, 3]);
@@ -93,7 +97,7 @@ describe('MatchIndex', () => {
     for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
       const w = world(seed);
       const r = mulberry32(seed * 7919);
-      const indexes = new ReadIndexes(w.reader, { background: false, maxBytes: seed % 2 ? 4096 : undefined });
+      const indexes = new ReadIndexes(w.reader, { background: false, maxEntries: seed % 2 ? 10 : undefined });
       w.write(50);
       for (let step = 0; step < 60; step++) {
         const t = r();
@@ -164,13 +168,14 @@ describe('MatchIndex', () => {
     expect(fresh(indexed).length).toBeLessThan(indexed.groups.length);
   });
 
-  it('is bounded by bytes: the oldest entries go and coverage starts after them', () => {
+  it('is bounded by entries: the oldest go and coverage starts after them', () => {
     const w = world(14, 1024 * 1024);
-    const idx = new MatchIndex(w.reader, LOGS, ERROR_BYTES, 2048);
+    const idx = new MatchIndex(w.reader, LOGS, ERROR_BYTES, 10);
     for (let i = 0; i < 10; i++) w.write(100);
     idx.catchUp(Infinity);
     expect(idx.size).toBeGreaterThan(0);
     expect(idx.size).toBeLessThan(20);
+    expect(idx.size).toBe(10);
     expect(idx.from).toBeGreaterThan(0);
     expect(idx.to).toBe(w.reader.latestOrd(LOGS));
   });
@@ -183,5 +188,71 @@ describe('MatchIndex', () => {
     await new Promise((r) => setTimeout(r, 2));
     indexes.tick();
     expect(indexes.count).toBe(0);
+  });
+
+  it('its columns wrap and grow while the oldest entries go: every answer is still the scan\'s, keys are released with their entries', async () => {
+    const w = world(16, 4 * 1024 * 1024);
+    const indexes = new ReadIndexes(w.reader, { background: false, maxEntries: 3000 });
+    const builtin = BUILTIN_NOISE.map(([field, pattern], i) => ({ id: `b${i}`, field, pattern }));
+    const q = (start: number): FoldQuery => ({ kinds: [LOGS], start: [start], maxScan: 20_000, filter: { what: 'errors' }, fold: true, noise: builtin, maxGroups: 5000, wallMs: 60_000 });
+    await runFoldQuery(w.reader, q(0), indexes);
+    const idx = indexes.get(LOGS, ERROR_BYTES)!;
+    let dropped = false;
+    for (let step = 0; step < 40; step++) {
+      w.write(400);
+      indexes.tick();
+      // past 3 000 entries the oldest go (the columns' first slot moves on), past 1 024 and 2 048 they grow
+      if (idx.from > 0) dropped = true;
+      expect(idx.size).toBeLessThanOrEqual(3000);
+      expect(idx.keyCount).toBeLessThanOrEqual(idx.size);
+      for (const start of [0, idx.from - 7, idx.from, Math.floor((idx.from + idx.to) / 2), idx.to]) {
+        const a = await runFoldQuery(w.reader, q(Math.max(0, start)), indexes);
+        expect(comparable(a), `step ${step} start ${start}`).toEqual(comparable(await runFoldQuery(w.reader, q(Math.max(0, start)))));
+      }
+    }
+    expect(dropped).toBe(true);
+    expect(idx.size).toBe(3000);
+  });
+
+  it('a tab filter by tab ids is answered from the columns, with the built-in noise rules hiding what they hide', async () => {
+    const w = world(17, 256 * 1024);
+    const indexes = new ReadIndexes(w.reader, { background: false });
+    const noise = BUILTIN_NOISE.map(([field, pattern], i) => ({ id: `b${i}`, field, pattern }));
+    const q: FoldQuery = { kinds: [LOGS], start: [0], maxScan: 20_000, filter: { what: 'errors' }, fold: false, noise, scope: { tabs: [2] }, wallMs: 60_000 };
+    await runFoldQuery(w.reader, q, indexes);
+    for (let i = 0; i < 8; i++) w.write(150);
+    indexes.tick();
+    const a = await runFoldQuery(w.reader, q, indexes);
+    expect(a).toEqual(await runFoldQuery(w.reader, q));
+    expect(a.groups.length).toBeGreaterThan(0);
+    for (const g of a.groups) expect(g.example.tab).toBe(2);
+    expect(Object.values(a.noiseHits).reduce((n, x) => n + x, 0)).toBe(a.results[0]!.hidden);
+    expect(a.results[0]!.hidden).toBeGreaterThan(0);
+  });
+
+  it('`examples`: only the groups an answer can show carry their record, the first ones in fill order', async () => {
+    const w = world(18, 256 * 1024);
+    const indexes = new ReadIndexes(w.reader, { background: false });
+    const q: FoldQuery = { kinds: [LOGS], start: [0], maxScan: 20_000, filter: { what: 'errors' }, fold: true, wallMs: 60_000 };
+    await runFoldQuery(w.reader, q, indexes);
+    for (let i = 0; i < 8; i++) w.write(150);
+    const all = await runFoldQuery(w.reader, q, indexes);
+    const some = await runFoldQuery(w.reader, { ...q, examples: 3 }, indexes);
+    expect(all.groups.length).toBeGreaterThan(3);
+    const first = new Set([...all.groups].sort(bySeverityThenNewest).slice(0, 3).map((g) => g.key));
+    expect(some.groups.map((g) => g.key)).toEqual(all.groups.map((g) => g.key));
+    some.groups.forEach((g, i) => {
+      if (first.has(g.key)) expect(g.example).toEqual(all.groups[i]!.example);
+      else expect(g.example.rec).toEqual({});
+      expect({ ...g, example: undefined }).toEqual({ ...all.groups[i]!, example: undefined });
+    });
+  });
+
+  it('a record the ring overwrote is never read back for an answer (the query is scanned instead)', () => {
+    const w = world(19);
+    w.write(100);
+    expect(() => readOne(w.reader, LOGS, w.reader.tailOrd(LOGS))).not.toThrow();
+    for (let i = 0; i < 20; i++) w.write(100);
+    expect(() => readOne(w.reader, LOGS, 0)).toThrow(IndexLapped);
   });
 });
