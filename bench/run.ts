@@ -19,7 +19,7 @@
  * --threads N  pool.threads of the server idle_rss starts (a many-core config on this machine)
  * NAME matches a profile or a prefix of one: dispatch ring pipeline redaction model_egress notify steady
  * (steady through a bridge, and steady_standalone) bridge_start cold_start heavy burst saturate half clients3
- * http floor push_ref ingest_ref idle_rss panel (e.g. `--only steady,saturate`). clients3 without saturate in the same run loads a
+ * http floor push_ref ingest_ref idle_rss panel approval (e.g. `--only steady,saturate`). clients3 without saturate in the same run loads a
  * fixed 50 000 events/s instead of half the maximum.
  */
 import { execFileSync } from 'node:child_process';

@@ -11,10 +11,12 @@
  *            daemon at that rate), HTTP routes 3 s each, POST /logs vs the Go reference 5 s
  *            each; issue 22's references: push_ref (the push probe against the plain reference
  *            server, in the same 10 s as floor's) and ingest_ref (closed-loop ingest, reference and Gasoline in
- *            3 alternating rounds of 3 s) — the `pnpm bench` gate, ≤ 6 min with micro
+ *            3 alternating rounds of 3 s); issue 19's panel (60 panel sessions) and approval (40 interact
+ *            calls, each approved once by a paired extension at once) — the `pnpm bench` gate, ≤ 6 min with micro
  *   full     the same shapes at 60 s (saturate steps 10 s, HTTP 10 s, 100 warm + 10 cold spawns)
  *            idle_rss: a daemon's RSS after 30 s idle, at start and after a 3 s burst
- *            (issue 17's elastic pool; `--threads N` sets the pool's max, e.g. a 16-core config)
+ *            (issue 17's elastic pool; `--threads N` sets the pool's max, e.g. a 16-core config);
+ *            panel 200 sessions, approval 200 calls
  *   soak     steady for 10 minutes
  *   compare  steady and steady_standalone 12 s, saturate, POST /logs 4 s: one round of `--compare`
  *
@@ -33,6 +35,7 @@ import { freePort } from './load/server-proc.js';
 import { runIdleRss, type IdleRssResult } from './load/idle-rss.js';
 import { runIngestVsReference, runPushReference, type PushRefResult } from './load/references.js';
 import { runPanelProbe } from './load/panel-probe.js';
+import { runApprovalProbe } from './load/approval-probe.js';
 
 export type SuiteKind = 'ci' | 'full' | 'soak' | 'compare';
 
@@ -96,18 +99,20 @@ interface Durations {
   ingestRef: number;
   /** issue 19: panel sessions opened on a warm daemon (0: not run) */
   panelSessions: number;
+  /** issue 19: interact calls approved once by a paired extension with no think time (0: not run) */
+  approvals: number;
 }
 
 function durations(kind: SuiteKind): Durations {
   switch (kind) {
     case 'full':
-      return { floor: 30_000, steady: 60_000, standalone: 60_000, heavy: 60_000, burst: 60_000, step: 10_000, half: 60_000, http: 10_000, logs: 10_000, warmSpawns: 100, coldSpawns: 10, clients: 60_000, idle: 30_000, idleBurst: 10_000, pushRef: 30_000, ingestRef: 5000, panelSessions: 200 };
+      return { floor: 30_000, steady: 60_000, standalone: 60_000, heavy: 60_000, burst: 60_000, step: 10_000, half: 60_000, http: 10_000, logs: 10_000, warmSpawns: 100, coldSpawns: 10, clients: 60_000, idle: 30_000, idleBurst: 10_000, pushRef: 30_000, ingestRef: 5000, panelSessions: 200, approvals: 200 };
     case 'soak':
-      return { floor: 0, steady: 600_000, standalone: 0, heavy: 0, burst: 0, step: 0, half: 0, http: 0, logs: 0, warmSpawns: 0, coldSpawns: 0, clients: 0, idle: 0, idleBurst: 0, pushRef: 0, ingestRef: 0, panelSessions: 0 };
+      return { floor: 0, steady: 600_000, standalone: 0, heavy: 0, burst: 0, step: 0, half: 0, http: 0, logs: 0, warmSpawns: 0, coldSpawns: 0, clients: 0, idle: 0, idleBurst: 0, pushRef: 0, ingestRef: 0, panelSessions: 0, approvals: 0 };
     case 'compare':
-      return { floor: 0, steady: 12_000, standalone: 12_000, heavy: 0, burst: 0, step: 3000, half: 0, http: 0, logs: 4000, warmSpawns: 0, coldSpawns: 0, clients: 0, idle: 0, idleBurst: 0, pushRef: 0, ingestRef: 0, panelSessions: 0 };
+      return { floor: 0, steady: 12_000, standalone: 12_000, heavy: 0, burst: 0, step: 3000, half: 0, http: 0, logs: 4000, warmSpawns: 0, coldSpawns: 0, clients: 0, idle: 0, idleBurst: 0, pushRef: 0, ingestRef: 0, panelSessions: 0, approvals: 0 };
     default:
-      return { floor: 10_000, steady: 20_000, standalone: 20_000, heavy: 15_000, burst: 15_000, step: 3000, half: 15_000, http: 3000, logs: 5000, warmSpawns: 30, coldSpawns: 5, clients: 15_000, idle: 30_000, idleBurst: 3000, pushRef: 10_000, ingestRef: 3000, panelSessions: 60 };
+      return { floor: 10_000, steady: 20_000, standalone: 20_000, heavy: 15_000, burst: 15_000, step: 3000, half: 15_000, http: 3000, logs: 5000, warmSpawns: 30, coldSpawns: 5, clients: 15_000, idle: 30_000, idleBurst: 3000, pushRef: 10_000, ingestRef: 3000, panelSessions: 60, approvals: 40 };
   }
 }
 
@@ -275,6 +280,23 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteOutput> {
       f['panel.tools_list_p95_ms'] = r.tools_list.p95_ms;
       f['panel.token_ms'] = r.token_ms;
     });
+  }
+  if (d.approvals) {
+    // issue 19: an agent's mutating call through a bridge, approved once at once by the paired extension
+    await step(
+      'approval',
+      async () => {
+        const r = await runApprovalProbe({ root: o.root, port: await freePort(), n: d.approvals });
+        out.results.approval = r;
+        f['approval.round_trip_p50_ms'] = r.round_trip.p50_ms;
+        f['approval.round_trip_p95_ms'] = r.round_trip.p95_ms;
+        f['approval.round_trip_p99_ms'] = r.round_trip.p99_ms;
+        f['approval.ask_p95_ms'] = r.ask.p95_ms;
+        f['approval.grant_p95_ms'] = r.grant.p95_ms;
+        f['approval.answer_p95_ms'] = r.answer.p95_ms;
+      },
+      true,
+    );
   }
   if (d.coldSpawns) {
     await step(

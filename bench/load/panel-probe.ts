@@ -7,9 +7,8 @@
  * first, untimed: it loads the /mcp door (lazy since issue 17), so the figures are the warm path.
  */
 import { randomBytes } from 'node:crypto';
-import WebSocket from 'ws';
-import { Packr, unpack } from 'msgpackr';
-import { newSecret, nonce, producerProof, serverProof } from '../../src/pairing/index.js';
+import { newSecret } from '../../src/pairing/index.js';
+import { PairedExtension } from './paired-extension.js';
 import { newHistogram, percentiles, type Histogram, type Percentiles } from './histogram.js';
 import { scratchStateDir } from './procs.js';
 import { startServer } from './server-proc.js';
@@ -26,58 +25,21 @@ export interface PanelProbeResult {
 
 const withP95 = (h: Histogram): PanelPercentiles => ({ ...percentiles(h), p95_ms: Math.round(h.getValueAtPercentile(95)) / 1000 });
 
-const packr = new Packr({ useRecords: true });
 const ACCEPT = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-
-/** a producer that proved the pairing key, and the panel token it was given */
-async function pairedToken(port: number, key: Buffer): Promise<{ ws: WebSocket; token: string }> {
-  const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`, { perMessageDeflate: false });
-  const frames: Array<Record<string, unknown>> = [];
-  let wake: (() => void) | null = null;
-  ws.on('message', (d) => {
-    frames.push(unpack(d as Buffer) as Record<string, unknown>);
-    wake?.();
-  });
-  const next = async (t: string): Promise<Record<string, unknown>> => {
-    for (;;) {
-      const i = frames.findIndex((f) => f.t === t || f.t === 'error');
-      if (i >= 0) {
-        const f = frames.splice(i, 1)[0]!;
-        if (f.t === 'error') throw new Error(`the daemon refused: ${String(f.code)} ${String(f.message)}`);
-        return f;
-      }
-      await new Promise<void>((r, j) => {
-        wake = r;
-        setTimeout(() => j(new Error(`no ${t} frame within 5 s`)), 5000).unref();
-      });
-    }
-  };
-  await new Promise((r, j) => ws.once('open', r).once('error', j));
-  const nc = nonce();
-  ws.send(packr.pack({ t: 'hello', v: 1, client: 'extension', version: 'bench', session: `panel-bench-${randomBytes(4).toString('hex')}`, auth: { v: 1, nonce: nc } }));
-  const welcome = await next('welcome');
-  const auth = welcome.auth as { nonce: string; proof: string };
-  if (auth.proof !== serverProof(key, nc, auth.nonce)) throw new Error('the daemon did not prove the pairing key');
-  ws.send(packr.pack({ t: 'auth', proof: producerProof(key, nc, auth.nonce) }));
-  ws.send(packr.pack({ t: 'panel_token', id: 'bench' }));
-  const f = await next('panel_token');
-  if (f.ok !== true) throw new Error(`no panel token: ${String(f.error)} ${String(f.message)}`);
-  return { ws, token: f.token as string };
-}
 
 export async function runPanelProbe(o: { root: string; port: number; n: number }): Promise<PanelProbeResult> {
   const stateDir = scratchStateDir();
   const key = randomBytes(32);
   newSecret(stateDir, key.toString('hex'));
   const server = await startServer({ kind: 'gasoline', port: o.port, root: o.root, stateDir });
-  let ws: WebSocket | undefined;
+  let ext: PairedExtension | undefined;
   try {
     const t0 = performance.now();
-    const paired = await pairedToken(o.port, key);
+    ext = await PairedExtension.connect(o.port, key, { sessionPrefix: 'panel-bench' });
+    const token = await ext.panelToken();
     const tokenMs = performance.now() - t0;
-    ws = paired.ws;
     const url = `http://127.0.0.1:${o.port}/mcp`;
-    const auth = { authorization: `Bearer ${paired.token}`, 'x-gasoline-client': 'panel' };
+    const auth = { authorization: `Bearer ${token}`, 'x-gasoline-client': 'panel' };
     const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'panel-bench', version: '1' } } });
     const list = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
     const initH = newHistogram();
@@ -104,7 +66,7 @@ export async function runPanelProbe(o: { root: string; port: number; n: number }
     }
     return { sessions: o.n, token_ms: Math.round(tokenMs * 10) / 10, initialize: withP95(initH), tools_list: withP95(listH) };
   } finally {
-    ws?.close();
+    ext?.close();
     await server.stop();
   }
 }

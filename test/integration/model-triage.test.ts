@@ -5,7 +5,14 @@
  * answers by streaming. No corpus secret is in any request it received; the pieces arrive as
  * progress notifications; a failing or silent provider is this call's typed error, bounded, and
  * /health stays ok. The offline adapter (the default) concludes from the same real records.
+ *
+ * The same corpus through the side panel's path (issue 19, Tests): the extension's own worker
+ * half (its Transport, paired with the key, and its PanelTokens) asks for a panel token over
+ * /ws, the panel's own MCP client (extension/src/panel/mcp.ts) opens a panel session on /mcp with
+ * it and asks a question that itself carries corpus secrets; nothing of the corpus reaches the
+ * recording provider, and the panel reads the redaction footer off the answer (answer.ts).
  */
+import WebSocket from 'ws';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +24,14 @@ import { batch, Producer } from '../helpers/producer.js';
 import { loadCorpus } from '../helpers/redaction-carry.js';
 import { startTestServer } from '../helpers/server.js';
 import { tempStateDir } from '../helpers/state-dir.js';
+import { TEST_PAIRING_KEY } from '../helpers/pairing-key.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { EXTENSION_ORIGIN } from '../../src/domain/extension-id.js';
+import { handshakeProofs, newNonce, sameHex } from '../../extension/src/sw/pairing.js';
+import { PanelTokens } from '../../extension/src/sw/panel-token.js';
+import { Transport, type SocketLike } from '../../extension/src/sw/transport.js';
+import { PanelMcp } from '../../extension/src/panel/mcp.js';
+import { readAnswer } from '../../extension/src/panel/answer.js';
 
 const KEY = 'sk-test-provider-key-0123456789';
 const secrets = loadCorpus().filter((l) => !l.lookalike && l.secret);
@@ -189,5 +204,92 @@ describe('analyze triage with the offline adapter (the default)', () => {
     expect(leaked).toEqual([]);
     const second = textOf(await client.callTool({ name: 'analyze', arguments: { target: 'triage' } }));
     expect(second).toBe(first);
+  });
+});
+
+describe("analyze triage through the side panel's path (panel token, panel session, OpenAI-compatible provider)", () => {
+  let provider: RecordingProvider;
+  let app: App;
+  let transport: Transport | undefined;
+  let tokens: PanelTokens;
+  beforeAll(async () => {
+    provider = await RecordingProvider.start();
+    app = await startTestServer({ state_dir: tempStateDir(), model: { adapter: 'openai', base_url: provider.baseUrl, api_key: KEY, model: 'tiny', timeout_ms: 2500, first_byte_ms: 400, retries: 1 } } as never, { mcpHttp: true });
+    await feed(app);
+    // the extension's worker half, paired with the key: its PanelTokens asks over this socket
+    tokens = new PanelTokens({ send: (f) => transport!.send(f), url: (p) => `http://127.0.0.1:${app.port}${p}`, newId: () => crypto.randomUUID() });
+    transport = new Transport({
+      url: `ws://127.0.0.1:${app.port}/ws`,
+      version: 'test',
+      session: 'triage-panel-transport',
+      createSocket: (url) => new WebSocket(url, { origin: EXTENSION_ORIGIN }) as unknown as SocketLike,
+      auth: { key: () => TEST_PAIRING_KEY, nonce: newNonce, proofs: handshakeProofs, same: sameHex },
+      onOther: (f) => tokens.onFrame(f),
+      onStatus: (st) => {
+        if (st.state.kind !== 'connected') tokens.disconnected();
+      },
+    });
+    transport.start();
+    await waitFor('the worker half verified', () => app.ws.producers().find((p) => p.session === 'triage-panel-transport')?.verified === true);
+  }, 30_000);
+  afterAll(async () => {
+    transport?.stop();
+    await app?.close();
+    await provider?.close();
+  });
+
+  it('no corpus secret, from the records or the question, reaches the provider; the panel reads the footer', async () => {
+    // a question as a user pastes it: secrets of many classes, as many as the question bound allows
+    const asked: typeof secrets = [];
+    let question = 'panel asks: why does checkout fail? here is what I have:';
+    for (const l of secrets) {
+      // 12 characters at least: the window the leak check matches on (a 4-digit PIN has none)
+      if (l.secret!.length < 12 || asked.some((a) => a.class === l.class) || question.length + l.text.length + 3 > 1900) continue;
+      asked.push(l);
+      question += ` · ${l.text}`;
+    }
+    expect(asked.length).toBeGreaterThanOrEqual(5);
+    // the leak check below sees each of them in the question as typed: its silence means something
+    const qw = windows(question);
+    expect(asked.filter((l) => leakIn(qw, l.secret!) === null).map((l) => l.class)).toEqual([]);
+    provider.requests.length = 0;
+    provider.plans = [{ pieces: ['conclusion: checkout fails ', 'after POST /api/pay → 500'] }];
+    const issued: string[] = [];
+    const mcp = new PanelMcp({
+      version: 't',
+      token: async () => {
+        const a = await tokens.request();
+        if (a.ok) issued.push(a.token);
+        return a;
+      },
+    });
+    try {
+      const r = await mcp.call('analyze', { target: 'triage', question });
+      expect(r.isError).toBe(false);
+      // the call went over a panel session on /mcp, not another door
+      expect(app.health().mcp_sessions).toEqual(expect.arrayContaining([expect.objectContaining({ tag: mcp.sessionId!.slice(0, 8), transport: 'panel', client_id: 'panel', state: 'ready' })]));
+      expect(r.text).toMatch(/\nredaction: policy 0 · redacted \d+ · blocked 0 · model openai$/);
+      const read = readAnswer(r.text);
+      // the answer, then the server's note on quoted page text; the footer is off the body
+      expect(read.body).toMatch(/^conclusion: checkout fails after POST \/api\/pay → 500(\n|$)/);
+      expect(read.body).not.toContain('redaction: policy');
+      expect(read.egressBlocked).toBe(false);
+      expect(read.redaction).toMatchObject({ policy: '0', blocked: 0, model: 'openai' });
+      expect(read.redaction!.redacted).toBeGreaterThan(100);
+      expect(provider.requests).toHaveLength(1);
+      const req = provider.requests[0]!;
+      expect(req.headers.authorization).toBe(`Bearer ${KEY}`);
+      // the records and the question both reached the provider, without their secrets
+      expect(req.body).toContain('Checkout failed');
+      expect(req.body).toContain('panel asks: why does checkout fail?');
+      const w = windows(JSON.stringify({ body: req.body, url: req.url, headers: { ...req.headers, authorization: undefined } }));
+      const leaked = secrets.map((l) => [l.class, l.carrier, leakIn(w, l.secret!)]).filter(([, , x]) => x !== null);
+      expect(leaked).toEqual([]);
+      // nor did the panel's own token travel on to the provider
+      expect(issued).toHaveLength(1);
+      expect(JSON.stringify(req)).not.toContain(issued[0]!);
+    } finally {
+      await mcp.close();
+    }
   });
 });
