@@ -50,6 +50,9 @@ describe.skipIf(!hasChromium)('the side panel in real Chromium', () => {
   let panel: Page;
   let client: Client;
   let dir: string;
+  /** what the panel page said on its console and threw, from before it loaded */
+  const panelConsole: string[] = [];
+  const panelErrors: string[] = [];
 
   const call = async (name: string, args: Record<string, unknown>): Promise<{ text: string; isError: boolean }> => {
     const r = await client.callTool({ name, arguments: args });
@@ -99,6 +102,10 @@ describe.skipIf(!hasChromium)('the side panel in real Chromium', () => {
     await popup.setChecked('#allow_agent_control', true);
     await popup.close();
     panel = await browser.ctx.newPage();
+    panel.on('console', (m) => void panelConsole.push(`${m.type()}: ${m.text()}`));
+    panel.on('pageerror', (e) => void panelErrors.push(String(e)));
+    // registered before any panel script runs: the CSP report of a probe the page swallows still fires this
+    await panel.addInitScript({ content: "window.__csp = []; document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI + ' ' + e.sourceFile + ':' + e.lineNumber));" });
     await panel.goto(`chrome-extension://${browser.extensionId}/panel.html`);
     const settled = await eventually('the panel settles', async () => {
       const s = await state();
@@ -119,6 +126,15 @@ describe.skipIf(!hasChromium)('the side panel in real Chromium', () => {
     expect(await state()).toBe('ready');
     await eventually('health', async () => ((await panel.textContent('#health-link')) ?? '').startsWith('connected'));
     expect(await panel.textContent('#health-pairing')).toContain('paired (preset); the server proved it');
+  });
+
+  it('loads without a CSP violation (zod runs jitless: no `new Function` probe) and without page errors', async () => {
+    // the listener was there from the start (an array, not undefined)
+    // zod was configured before the SDK built its schemas (zod keeps its config on globalThis)
+    expect(await panel.evaluate<unknown>('globalThis.__zod_globalConfig?.jitless')).toBe(true);
+    expect(await panel.evaluate<unknown>('window.__csp')).toEqual([]);
+    expect(panelConsole.filter((l) => /Content Security Policy|unsafe-eval|EvalError/i.test(l))).toEqual([]);
+    expect(panelErrors).toEqual([]);
   });
 
   it('a panel token goes to the panel page only: the popup, also ours, is refused', async () => {
@@ -152,6 +168,8 @@ describe.skipIf(!hasChromium)('the side panel in real Chromium', () => {
     expect(r.text).toContain('interact click: done');
     await eventually('the prompt goes', async () => (await panel.locator('#approval-list li').count()) === 0);
     expect(await panel.isHidden('#approvals')).toBe(true);
+    // the decided request's button is gone: keyboard focus lands on the question, not on <body>
+    await eventually('focus on the question field', async () => (await panel.evaluate<string>(FOCUSED)) === 'textarea#question');
     await eventually('ready again', async () => (await state()) === 'ready');
   }, 45_000);
 
@@ -204,6 +222,17 @@ describe.skipIf(!hasChromium)('the side panel in real Chromium', () => {
     expect(await panel.textContent('[data-card="errors"]')).toContain('fixture');
     expect(await panel.textContent('[data-card="network"]')).toContain('/api/fail');
     expect(await panel.textContent('[data-card="calls"]')).toContain('analyze triage');
+  }, 90_000);
+
+  it('the timeline keeps the last 50 exchanges: the oldest falls off when a question is sent', async () => {
+    await panel.evaluate(`(() => { const t = document.getElementById('timeline'); t.replaceChildren(); for (let i = 0; i < 50; i++) { const a = document.createElement('article'); a.className = 'exchange'; a.dataset.old = String(i); t.append(a); } })()`);
+    await panel.fill('#question', 'what failed last?');
+    await panel.press('#question', 'Enter');
+    await eventually('the new exchange', async () => (await panel.locator('#timeline article').last().locator('.question').textContent()) === 'what failed last?');
+    expect(await panel.locator('#timeline article').count()).toBe(50);
+    expect(await panel.locator('#timeline article[data-old="0"]').count()).toBe(0);
+    expect(await panel.locator('#timeline article[data-old="1"]').count()).toBe(1);
+    await eventually('the answer', async () => ((await panel.locator('#timeline article').last().locator('.answer').textContent()) ?? 'thinking…') !== 'thinking…', 60_000);
   }, 90_000);
 
   it('axe-core finds nothing on the panel, light and dark, and the themes differ', async () => {

@@ -4,11 +4,13 @@
  * evidence cards from the calls it makes. Every string from the server, an agent or a page goes
  * in through textContent, never as HTML.
  */
+// first: zod must be jitless before the SDK's modules build their schemas (no CSP violation)
+import './zod-jitless.js';
 import type { PopupStatus } from '../shared/settings.js';
 import { refreshApprovals } from '../popup/approvals.js';
 import { badgeText, bound, headLines, readAnswer } from './answer.js';
 import { PanelMcp, PanelSessionError, type TokenAnswer } from './mcp.js';
-import { INITIAL, reduce, view, type PanelEvent, type PanelModel } from './state.js';
+import { INITIAL, reconnectOnLink, reduce, view, type PanelEvent, type PanelModel } from './state.js';
 
 declare const __GASOLINE_VERSION__: string;
 
@@ -22,6 +24,8 @@ const EVIDENCE: Array<{ id: string; title: string; args: Record<string, unknown>
 ];
 /** tool calls listed in the "Tool results" card; older ones fall off */
 const MAX_CALLS = 8;
+/** question-and-answer exchanges kept in the timeline; older ones fall off, so a long session's page stays small */
+const MAX_EXCHANGES = 50;
 
 let model: PanelModel = INITIAL;
 const calls: Array<{ label: string; ok: boolean; ms: number }> = [];
@@ -33,8 +37,11 @@ const mcp = new PanelMcp({
 });
 
 function dispatch(e: PanelEvent): void {
+  const before = model;
   model = reduce(model, e);
   render();
+  // the link is back and the session had failed (most likely for want of it): try once more
+  if (reconnectOnLink(before, e, model)) void reconnect();
 }
 
 function render(): void {
@@ -77,17 +84,22 @@ async function poll(): Promise<void> {
     // the worker is restarting: the next tick asks again
   }
   try {
-    const lostFocus = document.activeElement === document.body;
     const n = await refreshApprovals();
     if (n !== model.approvals) dispatch({ t: 'approvals', count: n });
-    // a decided request's buttons are gone; keyboard users land on the question field, not the page top
-    if (!lostFocus && document.activeElement === document.body) $('question').focus();
+    // a decided request's buttons are gone (the decision's own refresh may have rebuilt the list
+    // before this tick); keyboard users land on the question field, not the page top
+    if (document.activeElement === document.body && lastFocused && !lastFocused.isConnected) {
+      lastFocused = null;
+      $('question').focus();
+    }
   } catch {
     // as above
   }
 }
 
 async function connect(): Promise<void> {
+  // after a failure, really ask the daemon: a client left from before would claim ready at once
+  if (model.session === 'failed') await mcp.reset();
   dispatch({ t: 'start' });
   try {
     await mcp.open();
@@ -134,7 +146,9 @@ async function ask(question: string): Promise<void> {
   a.className = 'answer';
   a.textContent = 'thinking…';
   entry.append(q, a);
-  $('timeline').append(entry);
+  const timeline = $('timeline');
+  timeline.append(entry);
+  while (timeline.childElementCount > MAX_EXCHANGES) timeline.firstElementChild!.remove();
   const r = await tool('analyze triage', 'analyze', { target: 'triage', question });
   if (!r) {
     a.className = 'answer error';
@@ -202,7 +216,18 @@ async function refreshEvidence(): Promise<void> {
   }
 }
 
+/** reopens the session and, when it is up, fills the evidence cards */
+function reconnect(): Promise<void> {
+  return connect().then(() => (model.session === 'up' ? refreshEvidence() : undefined));
+}
+
+/** the element keyboard focus was last on: when it is removed (a decided approval), focus goes to the question */
+let lastFocused: Element | null = null;
+
 function wire(): void {
+  document.addEventListener('focusin', (e) => {
+    lastFocused = e.target instanceof Element ? e.target : null;
+  });
   const form = $<HTMLFormElement>('ask');
   const field = $<HTMLTextAreaElement>('question');
   form.addEventListener('submit', (e) => {
@@ -218,7 +243,7 @@ function wire(): void {
       form.requestSubmit();
     }
   });
-  $('reconnect').addEventListener('click', () => void connect().then(() => (model.session === 'up' ? refreshEvidence() : undefined)));
+  $('reconnect').addEventListener('click', () => void reconnect());
   $('notice-ok').addEventListener('click', () => {
     dispatch({ t: 'notice_seen' });
     field.focus();

@@ -64,6 +64,15 @@ export function reduce(m: PanelModel, e: PanelEvent): PanelModel {
   }
 }
 
+/**
+ * Whether the panel should reopen its session after `e`: the worker's link just came back to
+ * connected while the session had failed (a token cannot be had without that link, so the
+ * failure was most likely its absence). Once per change: a link that stays connected asks nothing.
+ */
+export function reconnectOnLink(before: PanelModel, e: PanelEvent, after: PanelModel): boolean {
+  return e.t === 'link' && before.link?.kind !== 'connected' && after.link?.kind === 'connected' && after.session === 'failed';
+}
+
 export interface PanelView {
   kind: PanelStateKind;
   /** the words next to the state dot */

@@ -4,7 +4,7 @@
  * and the redaction footer read only where it belongs.
  */
 import { describe, expect, it } from 'vitest';
-import { INITIAL, reduce, view, type PanelEvent, type PanelModel } from '../../../extension/src/panel/state.js';
+import { INITIAL, reconnectOnLink, reduce, view, type PanelEvent, type PanelModel } from '../../../extension/src/panel/state.js';
 import { badgeText, bound, headLines, readAnswer } from '../../../extension/src/panel/answer.js';
 
 const run = (...events: PanelEvent[]): PanelModel => events.reduce(reduce, INITIAL);
@@ -31,6 +31,26 @@ describe('panel state', () => {
     expect(view(reduce(m, { t: 'link', link: null })).kind).toBe('needs_approval');
     expect(view(reduce(m, { t: 'approvals', count: 0 })).kind).toBe('ready');
     expect(view(run({ t: 'approvals', count: -3 })).kind).toBe('idle');
+  });
+
+  it('a failed session reconnects once when the link comes back to connected, not on every tick', () => {
+    const step = (m: PanelModel, e: PanelEvent): [PanelModel, boolean] => {
+      const next = reduce(m, e);
+      return [next, reconnectOnLink(m, e, next)];
+    };
+    const failed = run({ t: 'link', link: { kind: 'backoff' } }, { t: 'start' }, { t: 'session_failed', code: 'not_connected', message: 'no link' });
+    const [back, again] = step(failed, connected);
+    expect(again).toBe(true);
+    // the same link again, or another event: no second attempt
+    expect(step(back, connected)[1]).toBe(false);
+    expect(step(back, { t: 'approvals', count: 1 })[1]).toBe(false);
+    // a change to something else than connected asks nothing; back to connected asks once more
+    const [down, d] = step(back, { t: 'link', link: { kind: 'backoff' } });
+    expect(d).toBe(false);
+    expect(step(down, connected)[1]).toBe(true);
+    // a session that is up, or starting, is left alone when the link returns
+    expect(step(run({ t: 'link', link: { kind: 'backoff' } }, { t: 'session_up' }), connected)[1]).toBe(false);
+    expect(step(run({ t: 'link', link: null }, { t: 'start' }), connected)[1]).toBe(false);
   });
 
   it('error wins over everything and carries the code; start clears it', () => {
