@@ -200,6 +200,25 @@ describe('panel tokens on /mcp', () => {
     expect(a.health().panel_tokens).toMatchObject({ live: 0, revoked: 1 });
   });
 
+  it('a socket that closes right after its ask: the answer is not issued after the revocation (nothing live)', async () => {
+    const a = await app();
+    const ps = await Promise.all(Array.from({ length: 12 }, () => producer(a, true)));
+    for (const p of ps) {
+      p.send({ t: 'panel_token', id: 'ask-then-go' });
+      p.close();
+    }
+    await Promise.all(ps.map((p) => p.closed()));
+    await waitFor('the server saw every socket close', () => a.ws.producers().length === 0, 5000);
+    // a later ask through the same pool, answered: whatever the closed sockets asked is settled by now
+    const late = await producer(a, true);
+    await token(late);
+    await waitFor('the asks settled', () => (a.health().panel_tokens as { issued: number }).issued >= 1, 5000);
+    expect(a.health().panel_tokens).toMatchObject({ live: 1 });
+    late.close();
+    await late.closed();
+    await waitFor('the last socket closed', () => (a.health().panel_tokens as { live: number }).live === 0, 5000);
+  });
+
   it('a fifth token revokes the oldest (and the session on it); the other four still open sessions', async () => {
     const a = await app();
     const p = await producer(a, true);
