@@ -189,7 +189,9 @@ export class McpHttpSessions {
       if (!s) return this.gone.handleRequest(req);
       // a bridge's session takes the daemon's token; a panel's, a token of the connection that opened it
       if (s.grant ? grant?.connId !== s.grant.connId : !bridge) return refusal('unauthorized');
-      if (grant) s.grant = grant;
+      // only to a newer grant: an older token put back would close this session at its expiry or
+      // replacement while the newer one the panel holds is live
+      if (grant && s.grant && (grant.expiresAt > s.grant.expiresAt || (grant.expiresAt === s.grant.expiresAt && grant.seq > s.grant.seq))) s.grant = grant;
       s.lastRequest = Date.now();
       this.track(s, ex);
       return s.transport.handleRequest(req);
