@@ -114,7 +114,7 @@ describe('redaction gateway', () => {
     }
   });
 
-  it('a time out of Date\'s range (a page sent ts 1e300) is written as the number: neither the gateway nor the offline adapter throws', async () => {
+  it('a time out of the Date range (a page sent ts 1e300) is written as the number: neither the gateway nor the offline adapter throws', async () => {
     const c = contextOf(['far future']);
     const far = { ...c, since: -1e300, errors: c.errors.map((e) => ({ ...e, first: 1e300, last: 1e300 })), failing: c.failing.map((f) => ({ ...f, last: 8.64e15 + 1 })) };
     const p = redactForEgress({ system: 's', context: far }, live(), 100_000);
