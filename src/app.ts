@@ -256,6 +256,7 @@ export async function startApp(o: AppOptions): Promise<App> {
     closing ??= (async () => {
       // the bridges' sessions first: they stop answering and detach before intake stops
       await sessions?.close();
+      panelTokens.close();
       clearInterval(thresholdTimer);
       alertReader.close();
       edge.stopAccepting();

@@ -334,6 +334,21 @@ export interface ConfigSources {
   file?: string | undefined;
 }
 
+/**
+ * A config file that is not JSON, said without its text: V8's message quotes the text around the
+ * error, which may be part of model.api_key, and problems reach stderr (a daemon's log file) and
+ * `gasoline doctor`. Only where: line and column when V8 gave a position.
+ */
+function jsonProblem(e: SyntaxError, text: string): string {
+  const m = / at position (\d+)/.exec(e.message);
+  if (!m) return 'not valid JSON';
+  const pos = Math.min(Number(m[1]), text.length);
+  const before = text.slice(0, pos);
+  const line = before.split('\n').length;
+  const column = pos - before.lastIndexOf('\n');
+  return `not valid JSON at line ${line}, column ${column}`;
+}
+
 /** Loads, validates (collecting every problem) and freezes the configuration. Throws ConfigError. */
 export function loadConfig(sources: ConfigSources = {}): Readonly<Config> {
   const env = sources.env ?? process.env;
@@ -341,12 +356,14 @@ export function loadConfig(sources: ConfigSources = {}): Readonly<Config> {
   let fromFile: Json = {};
   const file = sources.file ?? env.GASOLINE_CONFIG;
   if (file) {
+    let text: string | undefined;
     try {
-      const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
+      text = readFileSync(file, 'utf8');
+      const parsed: unknown = JSON.parse(text);
       if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) problems.push(`${file}: top level must be a JSON object`);
       else fromFile = parsed as Json;
     } catch (e) {
-      problems.push(`${file}: ${(e as Error).message}`);
+      problems.push(e instanceof SyntaxError && text !== undefined ? `${file}: ${jsonProblem(e, text)}` : `${file}: ${(e as Error).message}`);
     }
   }
   const fromEnv = envOverrides(env, problems);

@@ -91,7 +91,7 @@ no value: status and cache counts).
   With model.adapter "openai" in the config file (model.base_url, model.api_key — read from that
   file only —, model.model; bounds model.timeout_ms 30 000, model.first_byte_ms 10 000,
   model.retries 1 (max 3), model.max_context_chars 100 000, model.max_answer_chars 32 000) the
-  answer streams as progress notifications when you pass a progressToken; a provider's failure is
+  answer streams as progress notifications (whole lines) when you pass a progressToken; a provider's failure is
   this call's error (model_unavailable, model_timeout, model_answer_too_large), never the server's.
 
 ## The live page (via the extension)

@@ -23,6 +23,7 @@ import { restoreStreaming } from './tools/streaming-saved.js';
 import { unseenNote } from './tools/run-command.js';
 import { createMcpShell, TOOLS } from './tool-defs.js';
 import type { McpPort } from './port.js';
+import { ProgressStream } from './progress.js';
 import { timedTool, type OnCall } from './call-hook.js';
 import type { SessionRecord, SessionTransport } from '../clients/sessions.js';
 
@@ -41,6 +42,10 @@ export interface ToolServerOptions {
   onCall?: OnCall;
   /** a line the transport adds to the next answer (e.g. notifications it had to drop); '' = none */
   notes?: () => string;
+  /** false while the transport cannot take a progress notification (its backlog is over its bound) */
+  progressGate?: () => boolean;
+  /** told of each progress notification held back by the gate */
+  onProgressDrop?: () => void;
   /** what carries this session (the session table lists it); default stdio */
   transport?: SessionTransport;
 }
@@ -50,23 +55,21 @@ type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /**
  * The call's cancellation and, when the caller gave a progressToken, progress notifications:
- * egress like every notification (the rules in force), numbered so progress only grows.
+ * egress like every notification (the rules in force, applied to the whole answer so far: a
+ * secret split across streamed pieces is still one match), numbered so progress only grows,
+ * coalesced and held back while the transport is not keeping up (progress.ts).
  */
-function callExtras(extra: CallExtra, redact: (s: string) => string): Pick<ToolContext, 'progress' | 'signal'> {
+function callExtras(extra: CallExtra, redact: (s: string) => string, o: Pick<ToolServerOptions, 'progressGate' | 'onProgressDrop'>): Pick<ToolContext, 'progress' | 'progressEnd' | 'signal'> {
   const token = extra._meta?.progressToken;
-  let n = 0;
-  return {
-    signal: extra.signal,
-    ...(token !== undefined
-      ? {
-          progress: (message: string) => {
-            n++;
-            // a lost notification is only a lost preview: the result carries the whole answer
-            extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: n, message: redact(message) } }).catch(() => undefined);
-          },
-        }
-      : {}),
-  };
+  if (token === undefined) return { signal: extra.signal };
+  const stream = new ProgressStream({
+    redact,
+    // a lost notification is only a lost preview: the result carries the whole answer
+    send: (message, n) => void extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: n, message } }).catch(() => undefined),
+    ...(o.progressGate ? { gate: o.progressGate } : {}),
+    ...(o.onProgressDrop ? { onDrop: o.onProgressDrop } : {}),
+  });
+  return { signal: extra.signal, progress: (m) => stream.push(m), progressEnd: () => stream.end() };
 }
 
 export interface ToolServer {
@@ -109,7 +112,7 @@ export function createToolServer(o: ToolServerOptions): ToolServer {
     alerts: alerts.pendingSource,
     text,
     redact,
-    ...(extra ? callExtras(extra, redact) : {}),
+    ...(extra ? callExtras(extra, redact, o) : {}),
   });
   // Alerts: the passive block on observe, a pending note on the other tools, and streaming.
   // Notifications are egress too: they pass the same rule set as every tool result.

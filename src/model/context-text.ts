@@ -6,7 +6,14 @@
  */
 import type { TriageContext, TriageError, TriageRequest } from './schema.js';
 
-const iso = (t: number): string => new Date(t).toISOString();
+/**
+ * A time as ISO text, total: a record's ts comes from a page (1e300, -1e20), and a RangeError here
+ * would block every triage while that record is buffered. Out of Date's range it is the number.
+ */
+export const iso = (t: number): string => {
+  const d = new Date(t);
+  return Number.isNaN(d.getTime()) ? String(t) : d.toISOString();
+};
 
 export function errorBlock(e: TriageError): string {
   const lines = [`ERROR ×${e.count} ${JSON.stringify(e.message)}${e.location ? ` at ${e.location}${e.mapped ? ' (source-mapped)' : ''}` : ''} first ${iso(e.first)} last ${iso(e.last)}${e.page ? ` page ${e.page}` : ''}`];

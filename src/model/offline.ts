@@ -6,13 +6,13 @@
  * source or the order of a hash map.
  */
 import type { ModelAdapter, RedactedPayload } from './adapter.js';
+import { iso } from './context-text.js';
 import type { ModelAnswer, TriageContext, TriageError, TriageRequest } from './schema.js';
 
 /** evidence lines per section: what a person reads before acting; the calls below list the rest */
 const SHOWN = 5;
 
 const q = (s: string, n: number): string => JSON.stringify(s.length > n ? `${s.slice(0, n)}…` : s);
-const iso = (t: number): string => new Date(t).toISOString();
 const statusText = (s: number): string => (s === 0 ? 'no response' : String(s));
 
 function pathOf(url: string): string {

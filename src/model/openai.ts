@@ -34,6 +34,8 @@ export function openAiAdapter(cfg: ModelConfig, o: OpenAiOptions = {}): ModelAda
   if (cfg.api_key) headers.authorization = `Bearer ${cfg.api_key}`;
 
   async function attempt(p: RedactedPayload, deadline: number, opt: AskOptions): Promise<Attempt> {
+    // an 'abort' listener added to a signal already aborted never fires: look first
+    if (opt.signal?.aborted) return { ok: false, retry: false, error: cancelled() };
     const ac = new AbortController();
     let why: 'first_byte' | 'total' | 'caller' | undefined;
     const stop = (w: typeof why): void => {
@@ -49,7 +51,7 @@ export function openAiAdapter(cfg: ModelConfig, o: OpenAiOptions = {}): ModelAda
     const failed = (e: unknown): Attempt => {
       if (e instanceof GasolineError) return { ok: false, retry: false, error: e };
       if (e instanceof SseTooLarge) return { ok: false, retry: false, error: gasolineError('model_answer_too_large', `the provider sent one event larger than the answer bound (model.max_answer_chars ${cfg.max_answer_chars})`) };
-      if (why === 'caller') return { ok: false, retry: false, error: gasolineError('model_unavailable', 'the call was cancelled before the model answered') };
+      if (why === 'caller') return { ok: false, retry: false, error: cancelled() };
       if (why === 'total') return { ok: false, retry: false, error: gasolineError('model_timeout', `no whole answer within model.timeout_ms (${cfg.timeout_ms} ms)${gotByte ? '; what had arrived is dropped' : ''}`) };
       if (gotByte) return { ok: false, retry: false, error: gasolineError('model_unavailable', 'the provider\'s stream broke off mid-answer; what had arrived is dropped') };
       if (why === 'first_byte') return { ok: false, retry: true, error: gasolineError('model_timeout', `no first byte from the provider within model.first_byte_ms (${cfg.first_byte_ms} ms)`) };
@@ -108,6 +110,8 @@ export function openAiAdapter(cfg: ModelConfig, o: OpenAiOptions = {}): ModelAda
         await reader.cancel().catch(() => undefined);
       }
       if (!done && !text) return { ok: false, retry: false, error: gasolineError('model_unavailable', 'the provider\'s stream ended without an answer') };
+      // text without [DONE]: the connection ended mid-answer, and a cut answer would read as a whole one
+      if (!done) return { ok: false, retry: false, error: gasolineError('model_unavailable', 'the provider\'s stream broke off mid-answer (no [DONE]); what had arrived is dropped') };
       return { ok: true, answer: { text, adapter: 'openai', ...(cfg.model ? { model: cfg.model } : {}) } };
     } finally {
       clearTimeout(total);
@@ -138,6 +142,8 @@ export function openAiAdapter(cfg: ModelConfig, o: OpenAiOptions = {}): ModelAda
     },
   };
 }
+
+const cancelled = (): GasolineError => gasolineError('model_unavailable', 'the call was cancelled before the model answered');
 
 /** The text an event adds: a chat completion chunk's delta (or a whole message, from providers that send one). */
 function pieceOf(data: string): string {

@@ -23,6 +23,8 @@ export interface PanelGrant {
   /** the /ws connection that asked for it (its revocation revokes the grant) */
   readonly connId: number;
   readonly expiresAt: number;
+  /** issue order: of two grants with the same expiry, the later one */
+  readonly seq: number;
   /** false once revoked or expired; never true again */
   readonly live: boolean;
 }
@@ -33,6 +35,7 @@ class Grant implements PanelGrant {
     readonly digest: Buffer,
     readonly connId: number,
     readonly expiresAt: number,
+    readonly seq: number,
     private readonly now: () => number,
   ) {}
   get live(): boolean {
@@ -51,6 +54,9 @@ export class PanelTokens {
   private readonly ttlMs: number;
   private readonly perConnection: number;
   readonly stats = { issued: 0, revoked: 0, expired: 0, refused: 0 };
+  /** at the next expiry: sessions on an expired token end then, not at the next issue, /health or reaper pass */
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
 
   constructor(o: { ttlMs?: number; perConnection?: number; now?: () => number } = {}) {
     this.now = o.now ?? Date.now;
@@ -66,11 +72,12 @@ export class PanelTokens {
     const raw = randomBytes(32);
     const token = raw.toString('base64url');
     const digest = createHash('sha256').update(token).digest();
-    const g = new Grant(digest, connId, this.now() + this.ttlMs, this.now);
+    const g = new Grant(digest, connId, this.now() + this.ttlMs, this.stats.issued, this.now);
     list.push(g);
     this.byConn.set(connId, list);
     this.byDigest.set(digest.toString('hex'), g);
     this.stats.issued++;
+    this.schedule();
     return { token, expiresAt: g.expiresAt };
   }
 
@@ -116,6 +123,31 @@ export class PanelTokens {
 
   health(): Record<string, unknown> {
     return { live: this.live, ttl_s: Math.round(this.ttlMs / 1000), per_connection: this.perConnection, ...this.stats };
+  }
+
+  /** Stops the expiry timer (the app is closing). */
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** one unref'd timer at the earliest expiry; it sweeps and sets itself again */
+  private schedule(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.closed || this.byDigest.size === 0) return;
+    let next = Number.POSITIVE_INFINITY;
+    for (const g of this.byDigest.values()) if (g.expiresAt < next) next = g.expiresAt;
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.sweep();
+        this.schedule();
+      },
+      Math.min(2 ** 31 - 1, Math.max(0, next - this.now()) + 1),
+    );
+    this.timer.unref();
   }
 
   private sweep(): void {

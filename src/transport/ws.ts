@@ -541,6 +541,9 @@ export class WsEdge {
         this.o.onResult?.(conn, a.result);
         return;
       case 'panel_token':
+        // the ask was in the worker when the socket closed: revokeConnection already ran, and a
+        // token issued now would be a grant nothing revokes
+        if (conn.state === 'closed') return;
         this.send(conn, this.panelToken(conn, a.id));
         return;
       case 'none':

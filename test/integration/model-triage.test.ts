@@ -112,7 +112,8 @@ describe('analyze triage through an OpenAI-compatible provider', () => {
     expect(text).toContain('conclusion: checkout fails after POST /api/pay → 500\nnext: observe({what:"error_bundles"})');
     expect(text).toMatch(/\nredaction: policy 0 · redacted \d+ · blocked 0 · model openai(\n|$)/);
     expect(Number(/redacted (\d+)/.exec(text)![1])).toBeGreaterThan(100);
-    expect(progress).toEqual(['conclusion: checkout fails ', 'after POST /api/pay → 500', '\nnext: observe({what:"error_bundles"})']);
+    // whole lines of the answer, redacted as one text: the first when its newline came, the last at the end
+    expect(progress).toEqual(['conclusion: checkout fails after POST /api/pay → 500\n', 'next: observe({what:"error_bundles"})']);
     expect(provider.requests).toHaveLength(1);
     const req = provider.requests[0]!;
     expect(req.headers.authorization).toBe(`Bearer ${KEY}`);
@@ -165,6 +166,83 @@ describe('analyze triage through an OpenAI-compatible provider', () => {
     expect(provider.requests[0]!.body).not.toContain('api/pay');
     expect(provider.requests[0]!.body).toContain('[REDACTED:pay_api]');
     await client.callTool({ name: 'configure', arguments: { action: 'redaction', redaction_action: 'remove', name: 'pay_api' } });
+  });
+});
+
+/** `acme_` and 32 of [a-z0-9]: what the run-time rule below matches */
+const acmeKey = (i: number): string => `acme_${`${i.toString(36)}k9q2x7m4p1z8w3r6t5y0u2v4b7n1c3h`.slice(0, 32)}`;
+
+/** every 8-character run of the key found in the text: what a cut or a split would let through */
+function keyRuns(text: string, key: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i + 8 <= key.length; i++) if (text.includes(key.slice(i, i + 8))) out.push(key.slice(i, i + 8));
+  return out;
+}
+
+describe('analyze triage: bounds that meet hostile records, and secrets split by a cut or a stream', () => {
+  let provider: RecordingProvider;
+  let app: App;
+  let client: Client;
+  const key = acmeKey(1);
+  beforeAll(async () => {
+    provider = await RecordingProvider.start();
+    app = await startTestServer({ model: { adapter: 'openai', base_url: provider.baseUrl, api_key: KEY, model: 'tiny', timeout_ms: 2500, first_byte_ms: 400, retries: 0 } } as never);
+    const p = await Producer.connect(app.port);
+    await p.hello('triage-hostile');
+    const ts = Date.now() - 2000;
+    // fed before the rule exists: the ingest workers keep the key, only the rule in force at the triage can hide it
+    const long = `${'word '.repeat(799)}${key} tail`;
+    expect(long.indexOf(key)).toBeLessThan(3999);
+    expect(long.indexOf(key) + key.length).toBeGreaterThan(3999);
+    p.send(batch(0, { actions: [{ ts: ts - 100, type: 'click', url: 'http://localhost:3000/x', selectors: { aria_label: `${'"'.repeat(600)}${'a'.repeat(424)}` } }] }));
+    await p.ackFor(0);
+    p.send(batch(1, { logs: [{ ts, level: 'error', type: 'exception', message: long, url: 'http://localhost:3000/x' }, { ts: 1e300, level: 'error', type: 'exception', message: 'from the far future', url: 'http://localhost:3000/y' }], network: [{ ts: ts + 1, method: 'POST', url: 'http://localhost:3000/api/n', status: 500, duration: 3, error: long }] }));
+    expect((await p.ackFor(1)).rejected).toBe(0);
+    p.close();
+    client = await agent(app, 'triage-hostile');
+    const add = await client.callTool({ name: 'configure', arguments: { action: 'redaction', redaction_action: 'add', name: 'acme', pattern: 'acme_[a-z0-9]{32}' } });
+    expect(add.isError).toBeFalsy();
+  }, 30_000);
+  afterAll(async () => {
+    await client?.close();
+    await app?.close();
+    await provider?.close();
+  });
+
+  it('a key split by the 4000/2000-character cut, a 1 KiB aria-label and a ts of 1e300: the triage goes out, no run of the key in it', async () => {
+    provider.requests.length = 0;
+    provider.plans = [{ pieces: ['ok'] }];
+    const r = await client.callTool({ name: 'analyze', arguments: { target: 'triage' } });
+    expect(textOf(r)).toMatch(/^ok\n[\s\S]*blocked 0 · model openai/);
+    expect(r.isError).toBeFalsy();
+    expect(provider.requests).toHaveLength(1);
+    const body = provider.requests[0]!.body;
+    // the marker may be cut; the key is gone whole
+    expect(body).toContain('word [RED');
+    expect(body).not.toContain('acme_');
+    expect(body).toContain('from the far future');
+    expect(keyRuns(body, key)).toEqual([]);
+    // the over-long aria-label is no selector; the click is still evidence
+    expect(body).not.toContain('aria-label');
+    expect(body).toContain('before: action');
+  });
+
+  it('the answer: a key split across two streamed pieces reaches neither progress nor the result; a cut through keys leaves no run', async () => {
+    const k2 = acmeKey(2);
+    provider.plans = [{ pieces: [`the culprit is ${k2.slice(0, 20)}`, `${k2.slice(20)} in the header\n`, 'next: rotate it'] }];
+    const progress: string[] = [];
+    const r = await client.callTool({ name: 'analyze', arguments: { target: 'triage' } }, undefined, { onprogress: (p) => void progress.push(String(p.message)) });
+    const text = textOf(r);
+    expect(text).toContain('the culprit is [REDACTED:acme] in the header\nnext: rotate it');
+    // whole lines, redacted as one text: the first line when its newline came, the rest at the end
+    expect(progress).toEqual(['the culprit is [REDACTED:acme] in the header\n', 'next: rotate it']);
+    expect(keyRuns(progress.join('|'), k2)).toEqual([]);
+    // an answer of keys on one line, longer than the budget: redacted, then cut
+    const keys = Array.from({ length: 60 }, (_, i) => acmeKey(10 + i));
+    provider.plans = [{ pieces: [keys.join(' ')] }];
+    const cut = textOf(await client.callTool({ name: 'analyze', arguments: { target: 'triage', budget: 1000 } }));
+    expect(cut).toContain('answer cut at the');
+    expect(keys.flatMap((k) => keyRuns(cut, k))).toEqual([]);
   });
 });
 

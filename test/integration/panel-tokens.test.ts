@@ -186,6 +186,39 @@ describe('panel tokens on /mcp', () => {
     expect((await post(a, `Bearer ${tok}`, INIT)).status).toBe(401);
   });
 
+  it('an expired token ends its session at the expiry, with no request, /health read or issue to notice it', async () => {
+    const a = await app({ mcpHttp: true, panelTokenTtlMs: 300 });
+    const p = await producer(a, true);
+    await rawSession(a, `Bearer ${await token(p)}`);
+    expect(a.mcpHttp!.size).toBe(1);
+    // mcpHttp.size reads the table only: nothing here sweeps the tokens
+    await waitFor('the session closed at its token\'s expiry', () => a.mcpHttp!.size === 0, 3000);
+  });
+
+  it('an older token on a later request does not take the session back to the older grant', async () => {
+    const a = await app();
+    const p = await producer(a, true);
+    const first = await token(p);
+    const sid = await rawSession(a, `Bearer ${first}`);
+    // the panel renews: the session moves to the newer grant
+    await new Promise((r) => setTimeout(r, 5));
+    const second = await token(p);
+    const renewed = await post(a, `Bearer ${second}`, LIST, sid);
+    expect(renewed.status).toBe(200);
+    await renewed.body?.cancel();
+    // a request still in flight with the old token: answered, but the session keeps the newer grant
+    const stale = await post(a, `Bearer ${first}`, LIST, sid);
+    expect(stale.status).toBe(200);
+    await stale.body?.cancel();
+    // three more asks: the oldest (first) is replaced; the session, on the second, stays
+    for (let i = 0; i < 3; i++) await token(p);
+    expect(a.health().panel_tokens).toMatchObject({ live: 4, revoked: 1 });
+    const after = await post(a, `Bearer ${second}`, LIST, sid);
+    expect(after.status).toBe(200);
+    await after.body?.cancel();
+    expect(a.mcpHttp!.size).toBe(1);
+  });
+
   it('the socket that asked closes: its tokens are revoked and their sessions end', async () => {
     const a = await app();
     const p = await producer(a, true);
@@ -198,6 +231,25 @@ describe('panel tokens on /mcp', () => {
     expect((await post(a, `Bearer ${tok}`, LIST, transport.sessionId!)).status).toBe(401);
     expect((await post(a, `Bearer ${tok}`, INIT)).status).toBe(401);
     expect(a.health().panel_tokens).toMatchObject({ live: 0, revoked: 1 });
+  });
+
+  it('a socket that closes right after its ask: the answer is not issued after the revocation (nothing live)', async () => {
+    const a = await app();
+    const ps = await Promise.all(Array.from({ length: 12 }, () => producer(a, true)));
+    for (const p of ps) {
+      p.send({ t: 'panel_token', id: 'ask-then-go' });
+      p.close();
+    }
+    await Promise.all(ps.map((p) => p.closed()));
+    await waitFor('the server saw every socket close', () => a.ws.producers().length === 0, 5000);
+    // a later ask through the same pool, answered: whatever the closed sockets asked is settled by now
+    const late = await producer(a, true);
+    await token(late);
+    await waitFor('the asks settled', () => (a.health().panel_tokens as { issued: number }).issued >= 1, 5000);
+    expect(a.health().panel_tokens).toMatchObject({ live: 1 });
+    late.close();
+    await late.closed();
+    await waitFor('the last socket closed', () => (a.health().panel_tokens as { live: number }).live === 0, 5000);
   });
 
   it('a fifth token revokes the oldest (and the session on it); the other four still open sessions', async () => {

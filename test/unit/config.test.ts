@@ -70,6 +70,37 @@ describe('config', () => {
     }
   });
 
+  it('says where a config file is not JSON, never quoting it (the text may be the api key)', async () => {
+    const { writeFileSync, mkdtempSync, rmSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const dir = mkdtempSync(join(tmpdir(), 'gasoline-cfg-'));
+    const key = 'QZXWKYQZXWKY';
+    const problemOf = (text: string): string => {
+      const file = join(dir, 'c.json');
+      writeFileSync(file, text);
+      try {
+        loadConfig({ env: {}, file });
+      } catch (e) {
+        expect(e).toBeInstanceOf(ConfigError);
+        return (e as ConfigError).problems.join('\n');
+      }
+      return expect.unreachable();
+    };
+    try {
+      // unquoted: V8 says "Unexpected token 'Q', ...": no position, so no line either
+      const unquoted = problemOf(`{\n  "model": { "adapter": "openai", "api_key": ${key} }\n}`);
+      expect(unquoted).toMatch(/c\.json: not valid JSON$/);
+      for (const ch of key) expect(unquoted.replace(dir, '')).not.toContain(ch);
+      // V8 gives a position here: line and column, and still not the key
+      const unterminated = problemOf(`{\n  "model": {\n    "api_key": "${key}`);
+      expect(unterminated).toMatch(/c\.json: not valid JSON at line 3, column 29$/);
+      for (const ch of key) expect(unterminated.replace(dir, '')).not.toContain(ch);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('names the file when it is not JSON', () => {
     expect(() => loadConfig({ env: {}, file: '/nonexistent/gasoline.json' })).toThrow(/gasoline\.json/);
   });

@@ -61,6 +61,7 @@ export interface McpHttpSessionView {
   open_streams: number;
   backlog_bytes: number;
   notifications_dropped: number;
+  progress_dropped: number;
   replay_missed: number;
   resume_events: number;
 }
@@ -72,6 +73,8 @@ class HttpSession {
   readonly exchanges = new Set<HttpExchange>();
   readonly events: BoundedEventStore;
   dropped = 0;
+  /** progress notifications held back while the backlog was over its bound (the result carries the answer) */
+  progressDropped = 0;
   private reportedDropped = 0;
   private reportedMissed = 0;
   tools!: ToolServer;
@@ -106,6 +109,9 @@ class HttpSession {
     return true;
   };
 
+  /** Progress goes on the request's own stream, not through notify: the same bound applies to it. */
+  readonly progressGate = (): boolean => !this.closed && this.backlog <= this.limits.maxBacklogBytes;
+
   /** One line for the next tool answer, once per loss. */
   note(): string {
     const dropped = this.dropped - this.reportedDropped;
@@ -128,6 +134,7 @@ class HttpSession {
       open_streams: this.exchanges.size,
       backlog_bytes: this.backlog,
       notifications_dropped: this.dropped,
+      progress_dropped: this.progressDropped,
       replay_missed: this.events.missed,
       resume_events: this.events.size,
     };
@@ -182,7 +189,9 @@ export class McpHttpSessions {
       if (!s) return this.gone.handleRequest(req);
       // a bridge's session takes the daemon's token; a panel's, a token of the connection that opened it
       if (s.grant ? grant?.connId !== s.grant.connId : !bridge) return refusal('unauthorized');
-      if (grant) s.grant = grant;
+      // only to a newer grant: an older token put back would close this session at its expiry or
+      // replacement while the newer one the panel holds is live
+      if (grant && s.grant && (grant.expiresAt > s.grant.expiresAt || (grant.expiresAt === s.grant.expiresAt && grant.seq > s.grant.seq))) s.grant = grant;
       s.lastRequest = Date.now();
       this.track(s, ex);
       return s.transport.handleRequest(req);
@@ -225,6 +234,8 @@ export class McpHttpSessions {
         clientId: s.clientId,
         config: this.o.config,
         notify: s.notify,
+        progressGate: s.progressGate,
+        onProgressDrop: () => s.progressDropped++,
         notes: () => s.note(),
         mcpHealth: () => ({ transport: 'streamable-http', ...s.view() }),
         transport: grant ? 'panel' : 'bridge',

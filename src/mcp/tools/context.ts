@@ -54,6 +54,8 @@ export interface ToolContext {
    * asked for them with _meta.progressToken; absent otherwise.
    */
   progress?: (message: string) => void;
+  /** the streamed answer is whole: what progress held back (its last line) may go */
+  progressEnd?: () => void;
   /** aborted when the caller cancels this call */
   signal?: AbortSignal;
 }

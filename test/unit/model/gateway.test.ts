@@ -114,6 +114,18 @@ describe('redaction gateway', () => {
     }
   });
 
+  it('a time out of the Date range (a page sent ts 1e300) is written as the number: neither the gateway nor the offline adapter throws', async () => {
+    const c = contextOf(['far future']);
+    const far = { ...c, since: -1e300, errors: c.errors.map((e) => ({ ...e, first: 1e300, last: 1e300 })), failing: c.failing.map((f) => ({ ...f, last: 8.64e15 + 1 })) };
+    const p = redactForEgress({ system: 's', context: far }, live(), 100_000);
+    expect(p.user).toContain('since -1e+300');
+    expect(p.user).toContain('first 1e+300 last 1e+300');
+    expect(p.user).toContain('last 8640000000000001');
+    const out = await new ModelGateway(offlineAdapter, live, 100_000).ask({ system: 's', context: far });
+    expect(out.ok).toBe(true);
+    expect(out.ok && out.answer.text).toContain('last 1e+300');
+  });
+
   it('cuts the context at record boundaries within max_context_chars and says what it cut', () => {
     const texts = Array.from({ length: 40 }, (_, i) => `Error number ${i}: ${'x'.repeat(900)}`);
     const p = redactForEgress({ system: 's', context: contextOf(texts) }, live(), 10_000);

@@ -107,11 +107,25 @@ describe('openai adapter', () => {
     provider.plans = [{ raw: `${sseChunk('ok')}data: {"error":{"message":"sk-echo"}}\n\n` }];
     const e = await openAiAdapter(cfg()).ask(payload).catch((x: unknown) => x as Error);
     expect((e as Error).message).toBe('the provider sent an error in the stream');
-    // no [DONE] but an answer: taken; nothing at all: refused
+    // no [DONE]: the stream broke off, with some of an answer or none; neither is taken, nor retried
+    provider.requests.length = 0;
     provider.plans = [{ pieces: ['done anyway'], noDone: true }];
-    expect((await openAiAdapter(cfg()).ask(payload)).text).toBe('done anyway');
+    const broke = await openAiAdapter(cfg()).ask(payload).catch((x: unknown) => x as Error & { code: string });
+    expect((broke as { code: string }).code).toBe('model_unavailable');
+    expect((broke as Error).message).toMatch(/stream broke off/);
+    expect(provider.requests).toHaveLength(1);
     provider.plans = [{ pieces: [], noDone: true }];
     expect(await code(openAiAdapter(cfg()).ask(payload))).toBe('model_unavailable');
+  });
+
+  it('a signal already aborted: no request reaches the provider, and the call is refused at once', async () => {
+    provider.plans = [{ pieces: ['never'] }];
+    const ac = new AbortController();
+    ac.abort();
+    const e = await openAiAdapter(cfg({ retries: 3 })).ask(payload, { signal: ac.signal }).catch((x: unknown) => x as Error & { code: string });
+    expect((e as { code: string }).code).toBe('model_unavailable');
+    expect((e as Error).message).toMatch(/cancelled/);
+    expect(provider.requests).toEqual([]);
   });
 
   it('a failing provider is counted by the gateway and answered, never thrown', async () => {

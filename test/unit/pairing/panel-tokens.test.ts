@@ -1,5 +1,6 @@
 /** Panel tokens (issue 19 item 2): shape, lifetime, the per-connection cap, revocation. */
 import { describe, expect, it } from 'vitest';
+import { waitFor } from '../../helpers/wait-for.js';
 import { PanelTokens, type PanelGrant, type RevokeReason } from '../../../src/pairing/panel-tokens.js';
 
 function book(now = { t: 1_000 }): { tokens: PanelTokens; now: { t: number }; revoked: Array<[PanelGrant, RevokeReason]> } {
@@ -25,6 +26,23 @@ describe('panel tokens', () => {
     expect(tokens.check(`Bearer ${'x'.repeat(43)}`)).toBeNull();
     expect(tokens.check(`Bearer ${a.token} `)).toBeNull();
     expect(tokens.check('')).toBeNull();
+  });
+
+  it('expire on their own timer: the listeners hear of it at the expiry, with nothing else asked; close stops it', async () => {
+    const tokens = new PanelTokens({ ttlMs: 80 });
+    const heard: RevokeReason[] = [];
+    tokens.onRevoke((_, why) => heard.push(why));
+    tokens.issue(1);
+    const t0 = Date.now();
+    await waitFor('the expiry swept', () => heard.length > 0, 3000);
+    expect(heard).toEqual(['expired']);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(70);
+    expect(tokens.stats.expired).toBe(1);
+    // closed: a token issued after is not swept by a timer (no timer holds the process either)
+    tokens.close();
+    tokens.issue(2);
+    await new Promise((r) => setTimeout(r, 150));
+    expect(heard).toEqual(['expired']);
   });
 
   it('expire after their lifetime, and say so once', () => {
