@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { freePort, health, until } from './shot-helpers.mjs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
@@ -34,28 +35,6 @@ fetch('/api/cart', { method: 'POST', body: '{"sku":"A1"}', headers: { 'content-t
 setTimeout(() => console.error(new Error('cart total is NaN')), 100);
 document.getElementById('checkout').onclick = () => console.log('checkout clicked');
 </script>`;
-
-function freePort() {
-  return new Promise((res) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => res(port));
-    });
-  });
-}
-
-async function until(what, fn, ms = 30_000) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-const health = async (port) => (await fetch(`http://127.0.0.1:${port}/health`)).json();
 
 const base = mkdtempSync(join(tmpdir(), 'gasoline-panel-shot-'));
 const cleanups = [() => rmSync(base, { recursive: true, force: true })];

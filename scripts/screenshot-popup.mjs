@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { freePort, health, until } from './shot-helpers.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const outArg = process.argv.indexOf('--out');
@@ -36,34 +37,10 @@ const tick = setInterval(async () => {
 }, 150);
 </script>`;
 
-/** The default port when it is free (what a user's popup shows), else any free one. */
-function freePort(want = 7890) {
-  return new Promise((res) => {
-    const s = createServer();
-    s.once('error', () => (want ? freePort(0).then(res) : res(0)));
-    s.listen(want, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => res(port));
-    });
-  });
-}
-
-async function until(what, fn, ms = 20_000) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-const health = async (port) => (await fetch(`http://127.0.0.1:${port}/health`)).json();
-
 const base = mkdtempSync(join(tmpdir(), 'gasoline-shot-'));
 const cleanups = [() => rmSync(base, { recursive: true, force: true })];
 try {
-  const port = await freePort();
+  const port = await freePort(7890);
   // paired, as `gasoline pair` leaves a user: the daemon's secret in its state dir, the same key in
   // the extension (here through its config.json rather than by typing the code)
   const { newSecret } = await import(join(ROOT, 'dist', 'src', 'pairing', 'index.js'));
