@@ -32,23 +32,11 @@ import { PanelTokens } from '../../extension/src/sw/panel-token.js';
 import { Transport, type SocketLike } from '../../extension/src/sw/transport.js';
 import { PanelMcp } from '../../extension/src/panel/mcp.js';
 import { readAnswer } from '../../extension/src/panel/answer.js';
+import { leakIn, windows } from '../helpers/leak-windows.js';
 
 const KEY = 'sk-test-provider-key-0123456789';
 const secrets = loadCorpus().filter((l) => !l.lookalike && l.secret);
 
-/** every 12-character window of a text: a secret's window found in it is a leak */
-function windows(out: string): Set<string> {
-  const w = new Set<string>();
-  for (let i = 0; i + 12 <= out.length; i++) w.add(out.slice(i, i + 12));
-  return w;
-}
-
-function leakIn(w: Set<string>, secret: string): string | null {
-  for (const form of [secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)]) {
-    for (let i = 0; i + 12 <= form.length; i++) if (w.has(form.slice(i, i + 12))) return form.slice(i, i + 12);
-  }
-  return null;
-}
 
 /** the corpus as a broken page: each secret in an error's message and args, and in a failing request's URL */
 async function feed(app: App): Promise<void> {

@@ -6,7 +6,7 @@
  */
 // first: zod must be jitless before the SDK's modules build their schemas (no CSP violation)
 import './zod-jitless.js';
-import type { PopupStatus } from '../shared/settings.js';
+import { LINK_TEXT, type PopupStatus } from '../shared/settings.js';
 import { refreshApprovals } from '../popup/approvals.js';
 import { badgeText, bound, headLines, readAnswer } from './answer.js';
 import { PanelMcp, PanelSessionError, type TokenAnswer } from './mcp.js';
@@ -56,15 +56,6 @@ function render(): void {
   notice.hidden = model.notice === null;
   if (model.notice !== null && $('notice-text').textContent !== model.notice) $('notice-text').textContent = model.notice;
 }
-
-const LINK_TEXT: Record<string, string> = {
-  connected: 'connected',
-  connecting: 'connecting…',
-  handshake: 'connecting…',
-  backoff: 'server not reachable',
-  refused: 'not sending (pairing)',
-  stopped: 'stopped',
-};
 
 function renderHealth(s: PopupStatus): void {
   const st = s.transport.state;

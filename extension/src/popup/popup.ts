@@ -1,19 +1,11 @@
 /** The toolbar popup: connection state and counters, tab tracking, capture toggles. */
-import { normalizeSettings, type PopupStatus, type Settings } from '../shared/settings.js';
+import { LINK_TEXT, normalizeSettings, type PopupStatus, type Settings } from '../shared/settings.js';
 import type { ToWorker } from '../shared/protocol.js';
 import { refreshApprovals } from './approvals.js';
 import { renderPairing, wirePairing } from './pairing.js';
 
 const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
 const TOGGLES = ['capture_websockets', 'capture_bodies', 'allow_agent_control'] as const;
-const STATE_TEXT: Record<string, string> = {
-  connected: 'connected',
-  connecting: 'connecting…',
-  handshake: 'connecting…',
-  backoff: 'server not reachable',
-  refused: 'not sending (pairing)',
-  stopped: 'stopped',
-};
 
 let tabId: number | undefined;
 
@@ -29,7 +21,7 @@ async function saveSettings(patch: Partial<Settings>): Promise<void> {
 function render(s: PopupStatus): void {
   const st = s.transport.state;
   $('dot').className = `dot ${st.kind}`;
-  $('state').textContent = STATE_TEXT[st.kind] ?? st.kind;
+  $('state').textContent = LINK_TEXT[st.kind] ?? st.kind;
   $('server').textContent = `${s.transport.url}${st.kind === 'connected' ? ` · server ${st.server_version}` : ''}`;
   renderPairing(s);
   $('error').textContent = st.kind === 'backoff' ? `${st.last_error}; retrying in ${Math.max(0, Math.round((st.retry_at - Date.now()) / 1000))} s — is \`gasoline\` running on this port?` : '';

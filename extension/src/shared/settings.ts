@@ -54,3 +54,13 @@ export interface PopupStatus {
   /** whether we hold a pairing secret, since when, and the last pairing attempt's outcome */
   pairing: { paired: boolean; paired_at: string | null; preset: boolean; last: { ok: boolean; message: string } | null; busy: boolean };
 }
+
+/** What the popup and the side panel say for each state of the worker's link to the server. */
+export const LINK_TEXT: Readonly<Record<string, string>> = {
+  connected: 'connected',
+  connecting: 'connecting…',
+  handshake: 'connecting…',
+  backoff: 'server not reachable',
+  refused: 'not sending (pairing)',
+  stopped: 'stopped',
+};

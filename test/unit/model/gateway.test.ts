@@ -10,6 +10,7 @@ import { ModelGateway, offlineAdapter, openAiAdapter, redactForEgress, TriageCon
 import { ModelConfigSchema } from '../../../src/model/schema.js';
 import { loadCorpus } from '../../helpers/redaction-carry.js';
 import { RecordingProvider } from '../../helpers/model-provider.js';
+import { leakIn, windows } from '../../helpers/leak-windows.js';
 
 const T = Date.UTC(2026, 10, 25, 12, 0, 0);
 const corpus = loadCorpus();
@@ -20,19 +21,6 @@ function leak(out: string, secret: string): string | null {
   return leakIn(windows(out), secret);
 }
 
-/** every 12-character window of a text: a secret's window found in it is a leak */
-function windows(out: string): Set<string> {
-  const w = new Set<string>();
-  for (let i = 0; i + 12 <= out.length; i++) w.add(out.slice(i, i + 12));
-  return w;
-}
-
-function leakIn(w: Set<string>, secret: string): string | null {
-  for (const form of [secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)]) {
-    for (let i = 0; i + 12 <= form.length; i++) if (w.has(form.slice(i, i + 12))) return form.slice(i, i + 12);
-  }
-  return null;
-}
 
 function contextOf(texts: string[]): TriageContext {
   return TriageContextSchema.parse({
