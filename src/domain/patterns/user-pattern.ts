@@ -79,13 +79,17 @@ export class UserPattern {
     const m = this.re.matcher(s);
     const t0 = performance.now();
     let at = 0;
+    let finds = 0;
     while (at <= s.length && m.find(at)) {
-      if (performance.now() - t0 > budgetMs) {
-        const from = out.length ? out[out.length - 1]!.end : at;
-        if (from < s.length) out.push({ start: from, end: s.length });
+      const start = m.start();
+      // The first search is linear, so only the walk after it is timed: a stalled thread (GC, a
+      // busy neighbour) must not turn one ordinary match into "the rest is secret", which would
+      // also make answers differ run to run. No match starts between `at` and `start`, so failing
+      // closed from `start` leaks nothing.
+      if (++finds > 1 && performance.now() - t0 > budgetMs) {
+        if (start < s.length) out.push({ start, end: s.length });
         break;
       }
-      const start = m.start();
       const end = m.end();
       if (end === start) {
         at = end + 1;

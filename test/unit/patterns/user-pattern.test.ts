@@ -64,6 +64,15 @@ describe('compileUserPattern', () => {
     expect(whole.searchFrom('ORD-123', 1)).toBe(-1);
   });
 
+  it('the first search is never timed out, and failing closed starts at the match it found', () => {
+    // budget 0: as if the thread stalled (GC, a busy neighbour) before every look at the clock
+    const re = compileUserPattern('acme-[A-Z0-9]{4}', 'redaction');
+    const one = 'TypeError: acme-AB12 at x';
+    expect(re.spans(one, 0)).toEqual([{ start: 11, end: 20 }]);
+    const two = 'a acme-AB12 b acme-CD34 c';
+    expect(re.spans(two, 0)).toEqual([{ start: 2, end: 11 }, { start: 14, end: two.length }]);
+  });
+
   it('finding every match has a wall-clock budget; past it the rest of the text is the secret (fail closed)', () => {
     // each search reads to the end before settling on one "a": n searches of n characters
     const re = compileUserPattern('a*b|a', 'redaction');
