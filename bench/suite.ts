@@ -18,7 +18,9 @@
  *            (issue 17's elastic pool; `--threads N` sets the pool's max, e.g. a 16-core config);
  *            panel 200 sessions, approval 200 calls
  *   soak     steady for 10 minutes
- *   compare  steady and steady_standalone 12 s, saturate, POST /logs 4 s: one round of `--compare`
+ *   compare  steady and steady_standalone 12 s, heavy 12 s (observe under 20 k events/s), saturate,
+ *            POST /logs 4 s, ingest_ref 3 × 3 s (CPU per event: the worker path end to end): one round
+ *            of `--compare`
  *
  * The agent-facing profiles (floor, steady, heavy, burst, half, clients3) run through a bridge,
  * as agents run Gasoline; saturate and HTTP measure ingest and run the server alone. A build
@@ -110,7 +112,7 @@ function durations(kind: SuiteKind): Durations {
     case 'soak':
       return { floor: 0, steady: 600_000, standalone: 0, heavy: 0, burst: 0, step: 0, half: 0, http: 0, logs: 0, warmSpawns: 0, coldSpawns: 0, clients: 0, idle: 0, idleBurst: 0, pushRef: 0, ingestRef: 0, panelSessions: 0, approvals: 0 };
     case 'compare':
-      return { floor: 0, steady: 12_000, standalone: 12_000, heavy: 0, burst: 0, step: 3000, half: 0, http: 0, logs: 4000, warmSpawns: 0, coldSpawns: 0, clients: 0, idle: 0, idleBurst: 0, pushRef: 0, ingestRef: 0, panelSessions: 0, approvals: 0 };
+      return { floor: 0, steady: 12_000, standalone: 12_000, heavy: 12_000, burst: 0, step: 3000, half: 0, http: 0, logs: 4000, warmSpawns: 0, coldSpawns: 0, clients: 0, idle: 0, idleBurst: 0, pushRef: 0, ingestRef: 3000, panelSessions: 0, approvals: 0 };
     default:
       return { floor: 10_000, steady: 20_000, standalone: 20_000, heavy: 15_000, burst: 15_000, step: 3000, half: 15_000, http: 3000, logs: 5000, warmSpawns: 30, coldSpawns: 5, clients: 15_000, idle: 30_000, idleBurst: 3000, pushRef: 10_000, ingestRef: 3000, panelSessions: 60, approvals: 40 };
   }
