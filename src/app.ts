@@ -101,12 +101,16 @@ export async function startApp(o: AppOptions): Promise<App> {
   const faultInjection = o.faultInjection ?? false;
   const store = allocateStore(KINDS.map((k) => config.rings[k]));
   const reader = new StoreReader(store);
-  const pool = new IngestPool({ config, store, reader, faultInjection });
+  // the daemon idles far more than it ingests: its worker's thread starts on the first batch
+  const pool = new IngestPool({ config, store, reader, faultInjection, lazyWorkers: config.mode === 'server' });
   // reads on main apply the user rules added at run time to records stored before them
   bindReadRules(reader, () => pool.redaction.reads);
   const scans = new ScanWorker({ store, youngGenerationMb: config.pool.worker_young_generation_mb, faultInjection });
   try {
-    log.debug('workers warmed up', await pool.warmup());
+    // The daemon does not warm up: it starts before any producer (a bridge spawns it), a warm-up's
+    // JIT code and young generation cost ~15 MB of its idle RSS, and an idle pool recycles its
+    // workers anyway (pool.recycle_after_idle_ms): real batches warm the worker they run on.
+    if (config.mode !== 'server') log.debug('workers warmed up', await pool.warmup());
   } catch (e) {
     // a start that fails leaves no thread behind
     await scans.close();
