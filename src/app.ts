@@ -107,9 +107,9 @@ export async function startApp(o: AppOptions): Promise<App> {
   bindReadRules(reader, () => pool.redaction.reads);
   const scans = new ScanWorker({ store, youngGenerationMb: config.pool.worker_young_generation_mb, faultInjection });
   try {
-    // The daemon does not warm up: it starts before any producer (a bridge spawns it), a warm-up's
-    // JIT code and young generation cost ~15 MB of its idle RSS, and an idle pool recycles its
-    // workers anyway (pool.recycle_after_idle_ms): real batches warm the worker they run on.
+    // The daemon does not warm up at start: it starts before any producer (a bridge spawns it),
+    // and a warm-up's JIT code and young generation cost ~15 MB of its idle RSS. Its worker warms
+    // up when a producer says hello (pool.wake), and an idle pool recycles it again.
     if (config.mode !== 'server') log.debug('workers warmed up', await pool.warmup());
   } catch (e) {
     // a start that fails leaves no thread behind
@@ -184,6 +184,8 @@ export async function startApp(o: AppOptions): Promise<App> {
     },
     onProducerChange: (event, p) => {
       if (event === 'disconnected') router.onDisconnect(p.id);
+      // a producer is here: the daemon's worker, not started while idle, loads and warms up now
+      else pool.wake();
       if (p.client === 'extension') alerts.publish({ alert: thresholds.extension(event, p.session, p.version, (s) => pool.redaction.engine.redactText(s)), edgeTime: 0 });
       o.onProducerChange?.(event, p);
     },

@@ -240,18 +240,40 @@ export class IngestPool implements TaskRunner {
     const n = this.o.config.pool.warmup_batches;
     if (n === 0) return { batches: 0, ms: 0, workers: this.lanes.length };
     const t0 = performance.now();
+    const batches = await this.warmLanes(this.lanes);
+    return { batches, ms: Math.round(performance.now() - t0), workers: this.lanes.length };
+  }
+
+  private async warmLanes(lanes: WorkerLane[]): Promise<number> {
+    const n = this.o.config.pool.warmup_batches;
+    if (n === 0) return 0;
     const per = Math.max(1, Math.ceil(n / 4));
     const jobs: Promise<unknown>[] = [];
-    // warm-up tasks queue behind each other on purpose: that is no reason to grow
+    // warm-up tasks queue behind each other on purpose: that is no reason to grow, nor to recycle
     this.warming = true;
     try {
-      for (const lane of this.lanes) for (let i = 0; i < 4; i++) jobs.push(lane.run({ kind: 'warmup', batches: per }));
+      for (const lane of lanes) for (let i = 0; i < 4; i++) jobs.push(lane.run({ kind: 'warmup', batches: per }));
       await Promise.all(jobs);
     } finally {
       this.warming = false;
+      this.lastTaskAt = performance.now();
       this.lastSample = this.sampleTotals(performance.now());
     }
-    return { batches: per * jobs.length, ms: Math.round(performance.now() - t0), workers: this.lanes.length };
+    return per * jobs.length;
+  }
+
+  /**
+   * A producer said hello: workers whose thread has not started yet (the daemon's, at start and
+   * after a recycle) start it and warm up now, before the producer's first batch. Without it the
+   * daemon's worker would run a trickle of batches on a cold JIT for minutes (push p50 ~1.5×);
+   * with it, an idle daemon still holds no warmed-up worker (the recycle takes it back).
+   */
+  wake(): void {
+    if (this.closed || this.warming) return;
+    const cold = this.lanes.filter((l) => l.tasks === 0);
+    if (cold.length === 0) return;
+    this.tasksSinceFresh++;
+    void this.warmLanes(cold).catch((err: unknown) => log.warn('ingest worker warm-up failed', { error: String(err) }));
   }
 
   /** One sample of the dispatcher's backlog and the workers' busy time; grow or shrink by one. */

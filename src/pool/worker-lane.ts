@@ -61,7 +61,11 @@ export class WorkerLane {
     this.piscina.on('error', o.onError);
   }
 
+  /** tasks handed to this lane so far (a lazy lane's thread starts with the first) */
+  tasks = 0;
+
   async run(task: WorkerTask): Promise<IngestResult | WarmupResult> {
+    this.tasks++;
     const n = ++this.inflight;
     if (n === 1) this.busySince = performance.now();
     else if (n === 2) this.waitSince = performance.now();
