@@ -101,12 +101,16 @@ export async function startApp(o: AppOptions): Promise<App> {
   const faultInjection = o.faultInjection ?? false;
   const store = allocateStore(KINDS.map((k) => config.rings[k]));
   const reader = new StoreReader(store);
-  const pool = new IngestPool({ config, store, reader, faultInjection });
+  // the daemon idles far more than it ingests: its worker's thread starts on the first batch
+  const pool = new IngestPool({ config, store, reader, faultInjection, lazyWorkers: config.mode === 'server' });
   // reads on main apply the user rules added at run time to records stored before them
   bindReadRules(reader, () => pool.redaction.reads);
   const scans = new ScanWorker({ store, youngGenerationMb: config.pool.worker_young_generation_mb, faultInjection });
   try {
-    log.debug('workers warmed up', await pool.warmup());
+    // The daemon does not warm up at start: it starts before any producer (a bridge spawns it),
+    // and a warm-up's JIT code and young generation cost ~15 MB of its idle RSS. Its worker warms
+    // up when a producer says hello (pool.wake), and an idle pool recycles it again.
+    if (config.mode !== 'server') log.debug('workers warmed up', await pool.warmup());
   } catch (e) {
     // a start that fails leaves no thread behind
     await scans.close();
@@ -180,6 +184,8 @@ export async function startApp(o: AppOptions): Promise<App> {
     },
     onProducerChange: (event, p) => {
       if (event === 'disconnected') router.onDisconnect(p.id);
+      // a producer is here: the daemon's worker, not started while idle, loads and warms up now
+      else pool.wake();
       if (p.client === 'extension') alerts.publish({ alert: thresholds.extension(event, p.session, p.version, (s) => pool.redaction.engine.redactText(s)), edgeTime: 0 });
       o.onProducerChange?.(event, p);
     },

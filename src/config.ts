@@ -85,6 +85,13 @@ export const PoolSchema = z
      * are gone by then.
      */
     shrink_after_ms: z.number().int().min(20).max(3_600_000).default(10_000),
+    /**
+     * After this long with no task and an empty input arena, a pool that ingested anything since
+     * its workers started replaces them with fresh ones on a fresh arena: a worker's heap and JIT
+     * code grown by a burst, and the arena pages the burst touched, are given back (a
+     * SharedArrayBuffer's pages only go when no thread holds it). 0: never.
+     */
+    recycle_after_idle_ms: z.number().int().min(0).max(86_400_000).default(15_000),
     /** tasks a worker holds at once, so it never idles while main prepares the next one */
     concurrent_tasks_per_worker: z.number().int().min(1).max(64).default(2),
     /** frames (or HTTP bodies) combined into one piscina task */

@@ -8,6 +8,10 @@
  * the configured ring sizes, and they stay resident by design. So the figure gated after a burst
  * is RSS minus the ring bytes holding records (the process's own memory); the raw RSS is reported
  * beside it, and every figure against the configured budget (rings + input arena).
+ *
+ * The daemon starts its worker's thread on the first batch, and after `pool.recycle_after_idle_ms`
+ * (15 s) of nothing replaces its workers and input arena with fresh ones: both readings come
+ * after that, so they are what an idle daemon holds, not what it held while busy.
  */
 import { getHealth, startServer } from './server-proc.js';
 import { rssOf } from './mcp-client.js';
@@ -26,7 +30,7 @@ export interface IdleRssOptions {
 
 interface PoolHealth {
   threads: number;
-  workers?: { now: number; max: number; grows: number; shrinks: number };
+  workers?: { now: number; max: number; grows: number; shrinks: number; recycles?: number };
 }
 
 export interface IdleRssResult {
@@ -45,6 +49,8 @@ export interface IdleRssResult {
   after_burst_rss_mb: number;
   after_burst_workers: number;
   after_burst_shrinks: number | null;
+  /** times the pool replaced its workers and input arena after idling (by the second reading) */
+  after_burst_recycles: number | null;
   /** ring bytes holding records after the burst, MB */
   after_burst_ring_data_mb: number;
   after_burst_rss_over_ring_data_mb: number;
@@ -99,6 +105,7 @@ export async function runIdleRss(o: IdleRssOptions): Promise<IdleRssResult> {
       after_burst_rss_mb: after,
       after_burst_workers: h1.pool.threads,
       after_burst_shrinks: h1.pool.workers?.shrinks ?? null,
+      after_burst_recycles: h1.pool.workers?.recycles ?? null,
       after_burst_ring_data_mb: Math.round(ringData * 10) / 10,
       after_burst_rss_over_ring_data_mb: Math.round(after - ringData),
     };

@@ -11,6 +11,15 @@
  * warm-up: warm-up at start is free because the port is not open yet, but under load every
  * millisecond spent on synthetic batches is one the backlog waits for, and real batches warm the
  * same code paths. Its first batches run on a cold JIT; the other workers' do not slow down.
+ *
+ * Recycling: a worker that ran a burst keeps what the burst grew (its heap, its JIT code) after a
+ * shrink, and the input arena keeps every page the burst touched: ~50 MB of an idle daemon's RSS
+ * that no shrink gives back. So once nothing has run for `recycle_after_idle_ms` and the arena is
+ * empty, the pool swaps in a fresh arena and fresh workers (as many as at start) and terminates
+ * the old ones, all in one synchronous step on main: no frame can enter the old arena after the
+ * check, no task is in flight, so nothing is lost or run twice. A fresh worker is routable at
+ * once (piscina holds a task until its thread has loaded), and a pool that ran nothing since its
+ * workers started is left alone.
  */
 import { allocateAlertRing } from '../shm/alert-ring.js';
 import { allocateDetectState } from '../shm/detect-state.js';
@@ -27,6 +36,7 @@ import { allocateSlots, SlotAllocator, SlotView } from './item-slots.js';
 import type { ItemOutcome, TaskItem, WorkerInit } from './messages.js';
 import { ScalePolicy } from './scale-policy.js';
 import { WorkerLane, type LaneOptions } from './worker-lane.js';
+import { collectGarbage } from './collect-garbage.js';
 
 export function workerFile(): string {
   // src/pool/ingest-pool.ts runs as dist/src/pool/ingest-pool.js; the worker is dist/workers/ingest.js
@@ -42,6 +52,11 @@ export interface IngestPoolOptions {
   store: StoreBuffers;
   reader: StoreReader;
   faultInjection?: boolean;
+  /**
+   * the workers kept at start and after a recycle start their thread on their first task (the
+   * daemon: it idles far more than it ingests); a worker added under load starts at once
+   */
+  lazyWorkers?: boolean;
 }
 
 export class IngestPool implements TaskRunner {
@@ -55,7 +70,10 @@ export class IngestPool implements TaskRunner {
   private starting: WorkerLane | undefined;
   /** lanes removed and not yet terminated; close() waits for them */
   private readonly leaving = new Set<Promise<void>>();
-  private readonly laneOptions: LaneOptions;
+  /** replaced on a recycle: the workers started after it get the fresh arena */
+  private laneOptions: LaneOptions;
+  /** the lanes kept when idle (at start, after a recycle): lazy ones in the daemon */
+  private idleLaneOptions: LaneOptions;
   private nextLaneId = 0;
   private readonly policy: ScalePolicy;
   private readonly scaleTimer: NodeJS.Timeout;
@@ -68,6 +86,13 @@ export class IngestPool implements TaskRunner {
   /** workers added under load, and removed after idling */
   grows = 0;
   shrinks = 0;
+  /** times the workers and the arena were replaced after idling */
+  recycles = 0;
+  /** tasks handed out since the workers there are now started: a fresh pool is not recycled */
+  private tasksSinceFresh = 0;
+  /** performance.now() of the last task handed out or settled */
+  private lastTaskAt = performance.now();
+  private readonly recycleAfterMs: number;
   private readonly shedBytes: number;
   private closed = false;
   private warming = false;
@@ -97,6 +122,7 @@ export class IngestPool implements TaskRunner {
     this.slotAlloc = new SlotAllocator(this.slots);
     this.shedBytes = p.shed_queue_bytes;
     this.express = p.express_entries > 0 ? new ExpressPoster(allocateExpress(p.express_entries)) : undefined;
+    this.recycleAfterMs = p.recycle_after_idle_ms;
     const init: WorkerInit = {
       store: o.store,
       arena: this.arena.buffer,
@@ -123,11 +149,12 @@ export class IngestPool implements TaskRunner {
       closeTimeoutMs: p.shutdown_drain_ms,
       onError: (err: unknown) => log.error('ingest pool error', { error: String(err) }),
     };
+    this.idleLaneOptions = o.lazyWorkers ? { ...this.laneOptions, lazy: true } : this.laneOptions;
     this.maxThreads = p.threads;
     this.minThreads = Math.min(p.min_threads, p.threads);
     // a lane made now is ready at once: piscina holds its first tasks until the thread has loaded,
     // and nothing is waiting before the port opens
-    for (let i = 0; i < this.minThreads; i++) this.lanes.push(new WorkerLane(this.nextLaneId++, this.laneOptions, true));
+    for (let i = 0; i < this.minThreads; i++) this.lanes.push(new WorkerLane(this.nextLaneId++, this.idleLaneOptions, true));
     this.dispatcher = new Dispatcher(this, this.slots, {
       maxItems: p.max_items_per_task,
       maxBytes: p.max_bytes_per_task,
@@ -169,7 +196,14 @@ export class IngestPool implements TaskRunner {
   async run(items: TaskItem[], recvTime: number): Promise<ItemOutcome[]> {
     const live = this.redaction;
     const redaction = live.version > 0 ? { version: live.version, rules: live.rules, allowlist: live.allowlist } : undefined;
-    const r = await this.route().run({ kind: 'ingest', items, recvTime, ...(redaction ? { redaction } : {}) });
+    this.tasksSinceFresh++;
+    this.lastTaskAt = performance.now();
+    let r;
+    try {
+      r = await this.route().run({ kind: 'ingest', items, recvTime, ...(redaction ? { redaction } : {}) });
+    } finally {
+      this.lastTaskAt = performance.now();
+    }
     if (r.kind !== 'ingest') throw new Error(`unexpected worker result kind ${r.kind}`);
     if (r.redacted) for (const [cls, n] of Object.entries(r.redacted)) this.redacted[cls] = (this.redacted[cls] ?? 0) + n;
     if (r.redactionFailed) this.redactionFailed += r.redactionFailed;
@@ -206,24 +240,50 @@ export class IngestPool implements TaskRunner {
     const n = this.o.config.pool.warmup_batches;
     if (n === 0) return { batches: 0, ms: 0, workers: this.lanes.length };
     const t0 = performance.now();
+    const batches = await this.warmLanes(this.lanes);
+    return { batches, ms: Math.round(performance.now() - t0), workers: this.lanes.length };
+  }
+
+  private async warmLanes(lanes: WorkerLane[]): Promise<number> {
+    const n = this.o.config.pool.warmup_batches;
+    if (n === 0) return 0;
     const per = Math.max(1, Math.ceil(n / 4));
     const jobs: Promise<unknown>[] = [];
-    // warm-up tasks queue behind each other on purpose: that is no reason to grow
+    // warm-up tasks queue behind each other on purpose: that is no reason to grow, nor to recycle
     this.warming = true;
     try {
-      for (const lane of this.lanes) for (let i = 0; i < 4; i++) jobs.push(lane.run({ kind: 'warmup', batches: per }));
+      for (const lane of lanes) for (let i = 0; i < 4; i++) jobs.push(lane.run({ kind: 'warmup', batches: per }));
       await Promise.all(jobs);
     } finally {
       this.warming = false;
+      this.lastTaskAt = performance.now();
       this.lastSample = this.sampleTotals(performance.now());
     }
-    return { batches: per * jobs.length, ms: Math.round(performance.now() - t0), workers: this.lanes.length };
+    return per * jobs.length;
+  }
+
+  /**
+   * A producer said hello: workers whose thread has not started yet (the daemon's, at start and
+   * after a recycle) start it and warm up now, before the producer's first batch. Without it the
+   * daemon's worker would run a trickle of batches on a cold JIT for minutes (push p50 ~1.5×);
+   * with it, an idle daemon still holds no warmed-up worker (the recycle takes it back).
+   */
+  wake(): void {
+    if (this.closed || this.warming) return;
+    const cold = this.lanes.filter((l) => l.tasks === 0);
+    if (cold.length === 0) return;
+    this.tasksSinceFresh++;
+    void this.warmLanes(cold).catch((err: unknown) => log.warn('ingest worker warm-up failed', { error: String(err) }));
   }
 
   /** One sample of the dispatcher's backlog and the workers' busy time; grow or shrink by one. */
   private scale(): void {
     if (this.closed || this.warming) return;
     const now = performance.now();
+    if (this.recycleDue(now)) {
+      this.recycle(now);
+      return;
+    }
     // Work waits in two places: in the dispatcher (every task slot taken, or the latency bound),
     // and inside a worker, behind the task it is running (routing gives a worker a second task
     // only when every worker has one). Per-session order keeps one session's frames to one task at
@@ -247,6 +307,51 @@ export class IngestPool implements TaskRunner {
       backlogMs += l.waitTotalMs(now);
     }
     return { at: now, backlogMs, busyMs };
+  }
+
+  /** Idle long enough after work, and nothing anywhere names the arena or waits for a worker. */
+  private recycleDue(now: number): boolean {
+    if (this.recycleAfterMs === 0 || this.tasksSinceFresh === 0 || this.starting) return false;
+    if (now - this.lastTaskAt < this.recycleAfterMs) return false;
+    if (!this.dispatcher.idle || !this.arena.empty) return false;
+    for (const l of this.lanes) if (l.inflight > 0) return false;
+    return true;
+  }
+
+  /**
+   * Fresh arena, fresh workers, old ones terminated: in one synchronous step (see the header).
+   * The old workers hold no task (recycleDue), so no lock, no express entry and no slot.
+   */
+  private recycle(now: number): void {
+    if (!this.arena.renew()) return;
+    this.laneOptions = { ...this.laneOptions, workerData: { ...this.laneOptions.workerData, arena: this.arena.buffer } };
+    this.idleLaneOptions = this.o.lazyWorkers ? { ...this.laneOptions, lazy: true } : this.laneOptions;
+    const old = this.lanes;
+    this.lanes = [];
+    for (let i = 0; i < this.minThreads; i++) this.lanes.push(new WorkerLane(this.nextLaneId++, this.idleLaneOptions, true));
+    const gone: Promise<void>[] = [];
+    for (const lane of old) {
+      this.busyOfRemovedMs += lane.busyTotalMs(now);
+      this.waitOfRemovedMs += lane.waitTotalMs(now);
+      gone.push(this.retire(lane));
+    }
+    // The old arena's pages go back only when main's last reference to it is collected too, and
+    // an idle main may not collect for hours: one full collection once the old threads are gone.
+    void Promise.all(gone).then(() => {
+      if (!this.closed) collectGarbage();
+    });
+    this.tasksSinceFresh = 0;
+    this.recycles++;
+    this.resizeDispatcher();
+    log.debug('ingest pool recycled its workers and input arena after idling', { workers: this.lanes.length, retired: old.length, arena_generation: this.arena.generation });
+  }
+
+  /** Terminates a lane taken out of routing; close() waits for it. */
+  private retire(lane: WorkerLane): Promise<void> {
+    const gone = lane.destroy().catch((err: unknown) => log.warn('ingest worker did not stop cleanly', { error: String(err) }));
+    this.leaving.add(gone);
+    void gone.then(() => this.leaving.delete(gone));
+    return gone;
   }
 
   /** Adds a worker; it takes tasks once its thread answered a no-op (it has loaded). */
@@ -287,9 +392,7 @@ export class IngestPool implements TaskRunner {
       this.waitOfRemovedMs += lane.waitTotalMs(performance.now());
       this.shrinks++;
       this.resizeDispatcher();
-      const gone = lane.destroy().catch((err: unknown) => log.warn('ingest worker did not stop cleanly', { error: String(err) }));
-      this.leaving.add(gone);
-      void gone.then(() => this.leaving.delete(gone));
+      this.retire(lane);
       log.debug('ingest pool shrank', { workers: this.lanes.length, min: this.minThreads });
       return;
     }

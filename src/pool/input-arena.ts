@@ -29,8 +29,11 @@ interface Alloc {
 }
 
 export class InputArena {
-  readonly buffer: SharedArrayBuffer;
-  readonly bytes: Uint8Array;
+  /** replaced by renew(): read it at each use, never keep it */
+  buffer: SharedArrayBuffer;
+  bytes: Uint8Array;
+  /** buffers handed out since construction (renew() counts them) */
+  generation = 0;
   readonly capacity: number;
   private head = 0; // logical
   private tail = 0; // logical
@@ -58,6 +61,24 @@ export class InputArena {
   /** bytes new slices cannot have right now, a skipped end included: what admission control weighs */
   get unavailable(): number {
     return this.head - this.tail;
+  }
+
+  /** nothing allocated, nothing reserved: no one names a slice of the buffer */
+  get empty(): boolean {
+    return this.head === 0 && this.tail === 0 && this.live.length === 0;
+  }
+
+  /**
+   * Swaps in a fresh, untouched buffer when nothing is allocated: the pages the old one had
+   * touched are returned once every thread drops it (the pool recycles its workers with it).
+   * Returns false, changing nothing, while any slice is live.
+   */
+  renew(): boolean {
+    if (!this.empty) return false;
+    this.buffer = new SharedArrayBuffer(this.capacity);
+    this.bytes = new Uint8Array(this.buffer);
+    this.generation++;
+    return true;
   }
 
   /** Copies `src` into the arena. Returns undefined when it does not fit right now. */

@@ -16,6 +16,11 @@ export interface LaneOptions {
   youngGenerationMb: number;
   closeTimeoutMs: number;
   onError: (err: unknown) => void;
+  /**
+   * no thread until the first task: an idle daemon holds no ingest thread at all (its ~20 MB of
+   * RSS), and the first batch after idle waits for one to load (tens of ms)
+   */
+  lazy?: boolean;
 }
 
 export class WorkerLane {
@@ -38,10 +43,12 @@ export class WorkerLane {
     this.ready = ready;
     this.piscina = new Piscina({
       filename: o.filename,
-      minThreads: 1,
+      minThreads: o.lazy ? 0 : 1,
       maxThreads: 1,
       concurrentTasksPerWorker: o.concurrentTasks,
-      idleTimeout: Number.MAX_SAFE_INTEGER,
+      // Infinity, not a large number: piscina arms no timer at all then (a number above 2^31 ms
+      // would fire at once), so a lazy lane's thread, once started, stays
+      idleTimeout: Infinity,
       // the dispatcher bounds what enters the pool; piscina's own queue stays short
       maxQueue: Number.MAX_SAFE_INTEGER,
       workerData: o.workerData,
@@ -54,7 +61,11 @@ export class WorkerLane {
     this.piscina.on('error', o.onError);
   }
 
+  /** tasks handed to this lane so far (a lazy lane's thread starts with the first) */
+  tasks = 0;
+
   async run(task: WorkerTask): Promise<IngestResult | WarmupResult> {
+    this.tasks++;
     const n = ++this.inflight;
     if (n === 1) this.busySince = performance.now();
     else if (n === 2) this.waitSince = performance.now();

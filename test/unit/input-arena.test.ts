@@ -108,6 +108,32 @@ describe('InputArena under a stream that never empties it', () => {
     expect(a.used).toBe((taken - 1) * 100);
     expect(a.unavailable).toBe((taken - 1) * 100);
   });
+
+  it('renews its buffer only when nothing is allocated or reserved, and keeps working on the new one', () => {
+    const a = new InputArena(4096);
+    const first = a.buffer;
+    const s1 = a.copyIn(bytes(100, 7))!;
+    const r = a.reserve(50)!; // an HTTP body being read into the arena
+    expect(a.empty).toBe(false);
+    expect(a.renew()).toBe(false);
+    a.release(s1);
+    expect(a.renew()).toBe(false); // the reservation still names the old buffer
+    expect(a.buffer).toBe(first);
+    a.release(r);
+    expect(a.empty).toBe(true);
+    expect(a.renew()).toBe(true);
+    expect(a.buffer).not.toBe(first);
+    expect(a.generation).toBe(1);
+    expect(a.bytes.buffer).toBe(a.buffer);
+    // untouched: every byte zero, and a copy lands in the new buffer
+    expect(a.bytes.every((b) => b === 0)).toBe(true);
+    const s2 = a.copyIn(bytes(10, 9))!;
+    expect(s2.off).toBe(0);
+    expect(new Uint8Array(a.buffer, s2.off, 10).every((b) => b === 9)).toBe(true);
+    expect(new Uint8Array(first, 0, 10).every((b) => b === 7)).toBe(true);
+    a.release(s2);
+    expect(a.used).toBe(0);
+  });
 });
 
 type ArenaSliceLike = { off: number; len: number };
