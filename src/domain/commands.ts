@@ -223,5 +223,6 @@ export const RESULTS = { dom_query: DomQueryResult, page_info: PageInfoResult, a
 export type CommandResult<T extends CommandType> = z.infer<(typeof RESULTS)[T]>;
 
 /** Codes the extension may put in front of an error (`code: message`); anything else is command_failed. */
-export const EXTENSION_ERROR_CODES = ['agent_control_off', 'result_too_large', 'invalid_params', 'command_failed', 'command_timeout'] as const;
+/** the codes an extension may put before its own error text ("code: message"); others read as command_failed */
+export const EXTENSION_ERROR_CODES = ['agent_control_off', 'result_too_large', 'invalid_params', 'command_failed', 'command_timeout', 'extension_disconnected'] as const;
 export const MAX_ERROR_CHARS = 2000;

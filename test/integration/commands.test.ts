@@ -195,7 +195,7 @@ describe('commands', () => {
     expect(ext.closeCode).toBeUndefined();
   });
 
-  it('passes the extension\'s error codes through (agent control off, result too large)', async () => {
+  it('passes the extension\'s error codes through (agent control off, result too large, its worker stopping)', async () => {
     const ext = await extension();
     const c = await agent('e');
     const r = call(c, 'interact', { action: 'click', selector: '#save' });
@@ -208,6 +208,11 @@ describe('commands', () => {
     const cmd2 = await nextCmd(ext, 1);
     ext.send({ t: 'result', id: cmd2.id, status: 'error', error: 'result_too_large: the answer was 2000000 bytes, over max_frame 1048576' });
     expect((await big).text).toMatch(/^result_too_large: /);
+    // the extension's worker stopping under a command (Chrome's "No SW") is worded as a disconnect
+    const gone = call(c, 'interact', { action: 'click', selector: '#save' });
+    const cmd3 = await nextCmd(ext, 2);
+    ext.send({ t: 'result', id: cmd3.id, status: 'error', error: "extension_disconnected: the extension's service worker stopped while running act; it restarts on its own, retry the call" });
+    expect((await gone).text).toMatch(/^extension_disconnected: the extension's service worker stopped/);
   });
 
   it('sends to the newest extension connection and takes its answer from that connection only', async () => {

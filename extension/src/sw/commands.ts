@@ -50,6 +50,9 @@ export class CommandRegistry {
         const result = await handler(cmd.params ?? {}, { tabId: cmd.tab_id, signal: ctl.signal });
         return { t: 'result', id: cmd.id, status: 'complete', result };
       } catch (e) {
+        // Chrome rejects an API call with "No SW" when this very worker is being stopped: the agent
+        // should hear that the extension went away (and retry), not a cryptic failure of its command
+        if (e instanceof Error && e.message === 'No SW') return { t: 'result', id: cmd.id, status: 'error', error: `extension_disconnected: the extension's service worker stopped while running ${cmd.type}; it restarts on its own, retry the call` };
         return { t: 'result', id: cmd.id, status: 'error', error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) };
       }
     })();
