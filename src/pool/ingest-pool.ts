@@ -198,7 +198,7 @@ export class IngestPool implements TaskRunner {
     const redaction = live.version > 0 ? { version: live.version, rules: live.rules, allowlist: live.allowlist } : undefined;
     this.tasksSinceFresh++;
     this.lastTaskAt = performance.now();
-    let r;
+    let r: Awaited<ReturnType<WorkerLane['run']>>;
     try {
       r = await this.route().run({ kind: 'ingest', items, recvTime, ...(redaction ? { redaction } : {}) });
     } finally {
