@@ -6,7 +6,7 @@
 import './stdout-guard.js';
 import { parentPort, workerData } from 'node:worker_threads';
 import { StoreReader } from '../src/shm/index.js';
-import { ReadIndexes, runFoldQuery } from '../src/query/index.js';
+import { packFold, ReadIndexes, runFoldQuery } from '../src/query/index.js';
 import type { ScanRequest, ScanReply, ScanWorkerInit } from '../src/pool/scan-worker.js';
 
 const init = workerData as ScanWorkerInit;
@@ -24,7 +24,10 @@ port.on('message', (m: ScanRequest) => {
     for (;;);
   }
   runFoldQuery(reader, m.q, indexes).then(
-    (a) => port.postMessage({ id: m.id, ok: true, a } satisfies ScanReply),
+    (a) => {
+      const { packed, transfer } = packFold(a);
+      port.postMessage({ id: m.id, ok: true, p: packed } satisfies ScanReply, transfer);
+    },
     (e: unknown) => port.postMessage({ id: m.id, ok: false, error: e instanceof Error ? e.message : String(e) } satisfies ScanReply),
   );
 });

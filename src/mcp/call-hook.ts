@@ -32,14 +32,20 @@ export function timedTool<A, E>(h: CallHook, tool: string, fn: (a: A, extra: E) 
       return r;
     } finally {
       const ms = performance.now() - t0;
-      try {
-        const isError = r ? r.isError === true : true;
-        const code = r ? (isError ? errorCode(r) : undefined) : 'internal';
-        onCall({ clientId: h.clientId, tool, args: h.redact(a), resultChars: r ? textLength(r) : 0, ms, isError, ...(code ? { code } : {}) });
-      } catch (e) {
-        if (!hookFailureLogged) log.warn('tool call hook failed; the call itself was answered', { error: (e as Error).message });
-        hookFailureLogged = true;
-      }
+      const done = r;
+      // reported once the answer is on its way: the answer leaves in this turn's microtasks, and the
+      // trail's file write (a thread-pool wake that can take main's core on a busy machine), the
+      // argument redaction and the metrics would otherwise run ahead of it (issue 17 item 3)
+      setImmediate(() => {
+        try {
+          const isError = done ? done.isError === true : true;
+          const code = done ? (isError ? errorCode(done) : undefined) : 'internal';
+          onCall({ clientId: h.clientId, tool, args: h.redact(a), resultChars: done ? textLength(done) : 0, ms, isError, ...(code ? { code } : {}) });
+        } catch (e) {
+          if (!hookFailureLogged) log.warn('tool call hook failed; the call itself was answered', { error: (e as Error).message });
+          hookFailureLogged = true;
+        }
+      });
     }
   };
 }

@@ -12,6 +12,7 @@ export { ERROR_BYTES, isError, isFailing, matcher, prefilter, type FilterArgs } 
 export { bySeverityThenNewest, Folder, MAX_GROUPS, type Group } from './fold.js';
 export { foldKey, severity, type Severity } from './fold-key.js';
 export { IDLE_MS, IS_ERROR, IS_FAILING, MAX_INDEX_ENTRIES, MatchIndex, ReadIndexes, TICK_MS } from './match-index.js';
+export { packFold, unpackFold, type PackedFold } from './fold-wire.js';
 export { MAX_GROUPS_LIMIT, MAX_WALL_MS, runFoldQuery, type FoldAnswer, type FoldQuery, type KindResult } from './fold-query.js';
 export { BUILTIN_NOISE, compileNoise, hider, MAX_NOISE_PATTERN, noiseField, type NoiseField, type NoiseSpec, type NoiseTest } from './noise.js';
 export { badCursor, decodeCursor, encodeAt, encodeRest, type Cursor } from './cursor.js';
