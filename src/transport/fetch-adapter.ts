@@ -51,6 +51,8 @@ class UwsExchange implements Exchange {
   bodyCtl: ReadableStreamDefaultController<Uint8Array> | undefined;
   /** the request body was read to its end (else the connection closes with the answer: its rest must not parse as a request) */
   bodyComplete = true;
+  /** a streamed answer to one request (POST): its headers, events and end may leave together */
+  coalesce = false;
 
   constructor(readonly res: HttpResponse) {}
 
@@ -92,6 +94,7 @@ export function serveFetch(res: HttpResponse, req: HttpRequest, o: ServeFetchOpt
     ex.end();
   });
   const method = req.getMethod().toUpperCase();
+  ex.coalesce = method === 'POST';
   const headers = new Headers();
   req.forEach((k, v) => {
     headers.append(k, v);
@@ -214,17 +217,52 @@ async function stream(ex: UwsExchange, o: ServeFetchOptions, response: Response,
     return true;
   };
   ex.reader = body.getReader();
-  res.cork(() => {
+  ex.started = true;
+  let wrote = false;
+  let headed = false;
+  // uWS sends what a cork wrote when the cork ends: the status line and headers too, even with no
+  // body byte yet. So they are written in the same cork as what first follows them.
+  const headOnce = (): void => {
+    if (headed) return;
+    headed = true;
     head(ex, o, response.status, response.statusText, response.headers);
     res.onWritable(() => {
       ex.held = 0;
       return drain();
     });
-    // uWS sends the status and headers with the first body byte and has no flush: an SSE comment
-    // (ignored by every client) lets them leave now, so the client knows its stream is open
-    // before the first event.
+  };
+  const prefaceNow = (): void => {
+    if (wrote || ex.aborted || ex.finished) return;
+    wrote = true;
+    headOnce();
     res.write(': open\n\n');
-  });
+  };
+  // An SSE comment (ignored by every client) tells the client its stream is open before the first
+  // event. A long-lived stream (GET: pushes) gets it at once. A POST's answer usually comes within
+  // a millisecond or two: its headers, its event and the stream's end then leave as one write (one
+  // wake-up of the bridge, not three); only a POST still silent after PREFACE_MS gets the comment.
+  // Chunks read in the same turn (the SDK enqueues the answer and closes the stream in one call)
+  // go out in one cork.
+  if (!ex.coalesce) res.cork(prefaceNow);
+  const preface = ex.coalesce ? setTimeout(() => res.cork(prefaceNow), PREFACE_MS) : undefined;
+  let flushing = false;
+  const flush = (): void => {
+    if (!ex.coalesce) {
+      if (!ex.aborted && ex.held === 0) res.cork(drain);
+      return;
+    }
+    if (flushing) return;
+    flushing = true;
+    setImmediate(() => {
+      flushing = false;
+      if (ex.aborted || ex.held !== 0) return;
+      wrote = true;
+      res.cork(() => {
+        headOnce();
+        drain();
+      });
+    });
+  };
   try {
     for (;;) {
       const { done, value } = await ex.reader.read();
@@ -233,14 +271,19 @@ async function stream(ex: UwsExchange, o: ServeFetchOptions, response: Response,
       if (!value.byteLength) continue;
       queue.push(value);
       ex.queued += value.byteLength;
-      if (ex.held === 0) res.cork(drain);
+      flush();
     }
   } catch {
     // the producer errored its stream: end the answer where it is
+  } finally {
+    clearTimeout(preface);
   }
   ended = true;
-  if (!ex.aborted && ex.held === 0) res.cork(drain);
+  flush();
 }
+
+/** how long a stream may stay silent before its headers go out with an SSE comment */
+const PREFACE_MS = 50;
 
 function defaultText(status: number): string {
   return { 200: 'OK', 202: 'Accepted', 204: 'No Content', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 406: 'Not Acceptable', 409: 'Conflict', 413: 'Payload Too Large', 415: 'Unsupported Media Type', 500: 'Internal Server Error', 503: 'Service Unavailable' }[status] ?? '';

@@ -1,0 +1,88 @@
+/**
+ * The fetch adapter's streamed answers on a real uWS server, read off a raw socket: a POST whose
+ * answer comes at once leaves as one write (headers, event and end: one wake-up of the bridge), a
+ * POST still silent after PREFACE_MS gets an SSE comment so its client knows the stream is open,
+ * and a long-lived GET stream gets that comment at once.
+ */
+import { connect } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { serveFetch, type FetchHandler } from '../../../src/transport/fetch-adapter.js';
+import { uws, type us_listen_socket } from '../../../src/transport/uws.js';
+
+const listening: us_listen_socket[] = [];
+afterEach(() => {
+  for (const s of listening.splice(0)) uws.us_listen_socket_close(s);
+});
+
+function serve(handler: FetchHandler): Promise<number> {
+  const app = uws.App();
+  app.any('/*', (res, req) => serveFetch(res, req, { handler, maxBody: 1 << 20 }));
+  return new Promise((resolve, reject) => {
+    app.listen('127.0.0.1', 0, (s) => {
+      if (!s) return reject(new Error('listen failed'));
+      listening.push(s);
+      resolve(uws.us_socket_local_port(s));
+    });
+  });
+}
+
+function sse(events: Array<{ afterMs: number; text?: string }>): Response {
+  const enc = new TextEncoder();
+  const body = new ReadableStream<Uint8Array>({
+    async start(c) {
+      for (const e of events) {
+        if (e.afterMs) await new Promise((r) => setTimeout(r, e.afterMs));
+        if (e.text === undefined) return c.close();
+        c.enqueue(enc.encode(e.text));
+      }
+    },
+  });
+  return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
+}
+
+/** sends a raw request and collects every chunk the socket delivered, with its time */
+function raw(port: number, request: string, untilMs: number): Promise<Array<{ at: number; text: string }>> {
+  return new Promise((resolve, reject) => {
+    const chunks: Array<{ at: number; text: string }> = [];
+    const t0 = performance.now();
+    const s = connect(port, '127.0.0.1', () => s.write(request));
+    s.on('data', (d) => {
+      chunks.push({ at: performance.now() - t0, text: d.toString('utf8') });
+      if (chunks.map((c) => c.text).join('').includes('0\r\n\r\n')) s.destroy();
+    });
+    s.on('error', reject);
+    s.on('close', () => resolve(chunks));
+    setTimeout(() => s.destroy(), untilMs);
+  });
+}
+
+const post = (body: string) => `POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
+
+describe('serveFetch streamed answers', () => {
+  it('a POST answered at once: headers, the event and the end in one write, no comment', async () => {
+    const port = await serve(async () => sse([{ afterMs: 0, text: 'event: message\ndata: {"ok":1}\n\n' }, { afterMs: 0 }]));
+    const chunks = await raw(port, post('{}'), 2000);
+    const all = chunks.map((c) => c.text).join('');
+    expect(all).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(all).toContain('data: {"ok":1}');
+    expect(all).toContain('0\r\n\r\n');
+    expect(all).not.toContain(': open');
+    expect(chunks.length).toBe(1);
+  });
+
+  it('a POST silent for longer than the preface wait says its stream is open first', async () => {
+    const port = await serve(async () => sse([{ afterMs: 300, text: 'data: late\n\n' }, { afterMs: 0 }]));
+    const chunks = await raw(port, post('{}'), 3000);
+    expect(chunks[0]!.text).toContain(': open');
+    expect(chunks[0]!.text).not.toContain('data: late');
+    expect(chunks[0]!.at).toBeLessThan(250);
+    expect(chunks.map((c) => c.text).join('')).toContain('data: late');
+  });
+
+  it('a GET stream (pushes) says it is open at once', async () => {
+    const port = await serve(async () => sse([{ afterMs: 400, text: 'data: push\n\n' }, { afterMs: 0 }]));
+    const chunks = await raw(port, 'GET /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n', 3000);
+    expect(chunks[0]!.text).toContain(': open');
+    expect(chunks[0]!.at).toBeLessThan(300);
+  });
+});
