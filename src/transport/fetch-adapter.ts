@@ -241,36 +241,32 @@ async function stream(ex: UwsExchange, o: ServeFetchOptions, response: Response,
   // event. A long-lived stream (GET: pushes) gets it at once. A POST's answer usually comes within
   // a millisecond or two: its headers, its event and the stream's end then leave as one write (one
   // wake-up of the bridge, not three); only a POST still silent after PREFACE_MS gets the comment.
-  // Chunks read in the same turn (the SDK enqueues the answer and closes the stream in one call)
-  // go out in one cork.
   if (!ex.coalesce) res.cork(prefaceNow);
   const preface = ex.coalesce ? setTimeout(() => res.cork(prefaceNow), PREFACE_MS) : undefined;
-  let flushing = false;
   const flush = (): void => {
-    if (!ex.coalesce) {
-      if (!ex.aborted && ex.held === 0) res.cork(drain);
-      return;
-    }
-    if (flushing) return;
-    flushing = true;
-    setImmediate(() => {
-      flushing = false;
-      if (ex.aborted || ex.held !== 0) return;
-      wrote = true;
-      res.cork(() => {
-        headOnce();
-        drain();
-      });
+    if (ex.aborted || ex.held !== 0) return;
+    wrote = true;
+    res.cork(() => {
+      headOnce();
+      drain();
     });
   };
+  let next: ReturnType<ReadableStreamDefaultReader<Uint8Array>['read']> | undefined;
   try {
     for (;;) {
-      const { done, value } = await ex.reader.read();
+      const { done, value } = await (next ?? ex.reader.read());
+      next = undefined;
       if (ex.aborted || ex.finished) return;
       if (done) break;
       if (!value.byteLength) continue;
       queue.push(value);
       ex.queued += value.byteLength;
+      if (ex.coalesce) {
+        // the SDK enqueues an answer and closes its stream in one call: the close reaches this
+        // reader a few microtasks behind, and then leaves in the same cork as the answer
+        next = ex.reader.read();
+        if (await Promise.race([next.then(() => true, () => true), microtasks(4)])) continue;
+      }
       flush();
     }
   } catch {
@@ -280,6 +276,12 @@ async function stream(ex: UwsExchange, o: ServeFetchOptions, response: Response,
   }
   ended = true;
   flush();
+}
+
+/** resolves false after `n` turns of the microtask queue (no timer, no event-loop turn) */
+async function microtasks(n: number): Promise<false> {
+  for (let i = 0; i < n; i++) await undefined;
+  return false;
 }
 
 /** how long a stream may stay silent before its headers go out with an SSE comment */
