@@ -19,16 +19,20 @@ afterEach(async () => {
 });
 
 /**
- * A socket that loses every `every`-th batch on the wire and then drops the connection, the way a
- * network does: the server never sees that batch, so the transport must resend it after
- * reconnecting. (A server-side drop alone only resends when it happens to catch a batch in flight,
- * which on a quiet machine it may never do.)
+ * A socket that loses the first sending of every `every`-th batch on the wire and then drops the
+ * connection, the way a network does: the server never sees that batch, so the transport must
+ * resend it after reconnecting. Resends get through (losing them by count could lose the same
+ * batch on every reconnect). A server-side drop alone only resends when it happens to catch a
+ * batch in flight, which on a quiet machine it may never do.
  */
-function lossySocket(url: string, every: number, lost: { batches: number; n: number }): SocketLike {
+function lossySocket(url: string, every: number, lost: { seen: Set<number>; n: number }): SocketLike {
   const ws = new WebSocket(url, { perMessageDeflate: false });
   const send = ws.send.bind(ws);
   (ws as unknown as SocketLike).send = (data: Uint8Array) => {
-    if ((unpack(data) as { t?: string }).t === 'batch' && ++lost.batches % every === 0) {
+    const f = unpack(data) as { t?: string; seq?: number };
+    const first = f.t === 'batch' && typeof f.seq === 'number' && !lost.seen.has(f.seq);
+    if (first) lost.seen.add(f.seq!);
+    if (first && lost.seen.size % every === 0) {
       lost.n++;
       setImmediate(() => ws.close(4000, 'test: lost a batch'));
       return;
@@ -78,7 +82,7 @@ function indexes(recs: Array<Record<string, unknown>>): number[] {
 describe('transport delivery', () => {
   it('delivers every record exactly once, in order, while connections keep dropping', async () => {
     const server = await realServer();
-    const lost = { batches: 0, n: 0 };
+    const lost = { seen: new Set<number>(), n: 0 };
     const t = transport(server.port, (url) => lossySocket(url, 5, lost));
     // the server drops every producer connection every 20 ms while records flow
     const dropper = setInterval(() => {
