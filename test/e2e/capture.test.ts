@@ -114,7 +114,20 @@ describe.skipIf(!hasChromium)('capture in real Chromium', () => {
     // (issue 20: the document's security headers, and the cookie /api/fail set, without its value)
     const fromWorker = (r: Rec): boolean => r.document === true || r.cookies !== undefined;
     expect(sink.records('network_bodies').filter((r) => !fromWorker(r))).toEqual([]);
-    const cookie = await waitFor('the cookie /api/fail set', () => sink.records('network_bodies').find((r) => r.cookies !== undefined));
+    // The page posts /api/fail while it loads, as the browser starts; once (1 fresh-clone CI run
+    // in many) that response's headers never reached the worker's listener. So if its record is
+    // not in after 3 s the page posts again, with the worker surely up: what is asserted is how
+    // a Set-Cookie is recorded, and that one must arrive.
+    const t0 = Date.now();
+    let again = false;
+    const cookie = await waitFor('the cookie /api/fail set', async () => {
+      const c = sink.records('network_bodies').find((r) => r.cookies !== undefined);
+      if (!c && !again && Date.now() - t0 > 3000) {
+        again = true;
+        await page.evaluate("fetch('/api/fail', { method: 'POST', body: 'again' }).catch(() => undefined)");
+      }
+      return c;
+    }, 15_000);
     expect(cookie).toEqual({ ts: expect.any(Number), method: 'POST', url: `${fixture.origin}/api/fail`, status: 500, cookies: [{ name: 'sid', secure: false, http_only: false, expiry: 'session' }] });
     // the page's own document record is audit.test.ts's: here the first navigation is made as the
     // browser starts, and may precede the service worker's webRequest listener
