@@ -72,8 +72,6 @@ export class IngestPool implements TaskRunner {
   private readonly leaving = new Set<Promise<void>>();
   /** replaced on a recycle: the workers started after it get the fresh arena */
   private laneOptions: LaneOptions;
-  /** the lanes kept when idle (at start, after a recycle): lazy ones in the daemon */
-  private idleLaneOptions: LaneOptions;
   private nextLaneId = 0;
   private readonly policy: ScalePolicy;
   private readonly scaleTimer: NodeJS.Timeout;
@@ -149,12 +147,11 @@ export class IngestPool implements TaskRunner {
       closeTimeoutMs: p.shutdown_drain_ms,
       onError: (err: unknown) => log.error('ingest pool error', { error: String(err) }),
     };
-    this.idleLaneOptions = o.lazyWorkers ? { ...this.laneOptions, lazy: true } : this.laneOptions;
     this.maxThreads = p.threads;
     this.minThreads = Math.min(p.min_threads, p.threads);
     // a lane made now is ready at once: piscina holds its first tasks until the thread has loaded,
     // and nothing is waiting before the port opens
-    for (let i = 0; i < this.minThreads; i++) this.lanes.push(new WorkerLane(this.nextLaneId++, this.idleLaneOptions, true));
+    this.lanes = this.idleLanes();
     this.dispatcher = new Dispatcher(this, this.slots, {
       maxItems: p.max_items_per_task,
       maxBytes: p.max_bytes_per_task,
@@ -325,16 +322,9 @@ export class IngestPool implements TaskRunner {
   private recycle(now: number): void {
     if (!this.arena.renew()) return;
     this.laneOptions = { ...this.laneOptions, workerData: { ...this.laneOptions.workerData, arena: this.arena.buffer } };
-    this.idleLaneOptions = this.o.lazyWorkers ? { ...this.laneOptions, lazy: true } : this.laneOptions;
     const old = this.lanes;
-    this.lanes = [];
-    for (let i = 0; i < this.minThreads; i++) this.lanes.push(new WorkerLane(this.nextLaneId++, this.idleLaneOptions, true));
-    const gone: Promise<void>[] = [];
-    for (const lane of old) {
-      this.busyOfRemovedMs += lane.busyTotalMs(now);
-      this.waitOfRemovedMs += lane.waitTotalMs(now);
-      gone.push(this.retire(lane));
-    }
+    this.lanes = this.idleLanes();
+    const gone = old.map((lane) => this.retire(lane, now));
     // The old arena's pages go back only when main's last reference to it is collected too, and
     // an idle main may not collect for hours: one full collection once the old threads are gone.
     void Promise.all(gone).then(() => {
@@ -346,8 +336,16 @@ export class IngestPool implements TaskRunner {
     log.debug('ingest pool recycled its workers and input arena after idling', { workers: this.lanes.length, retired: old.length, arena_generation: this.arena.generation });
   }
 
-  /** Terminates a lane taken out of routing; close() waits for it. */
-  private retire(lane: WorkerLane): Promise<void> {
+  /** The workers kept when idle (at start, after a recycle): lazy ones in the daemon; ready at once. */
+  private idleLanes(): WorkerLane[] {
+    const options = this.o.lazyWorkers ? { ...this.laneOptions, lazy: true } : this.laneOptions;
+    return Array.from({ length: this.minThreads }, () => new WorkerLane(this.nextLaneId++, options, true));
+  }
+
+  /** Terminates a lane taken out of routing, keeping its busy time in the totals; close() waits for it. */
+  private retire(lane: WorkerLane, now: number): Promise<void> {
+    this.busyOfRemovedMs += lane.busyTotalMs(now);
+    this.waitOfRemovedMs += lane.waitTotalMs(now);
     const gone = lane.destroy().catch((err: unknown) => log.warn('ingest worker did not stop cleanly', { error: String(err) }));
     this.leaving.add(gone);
     void gone.then(() => this.leaving.delete(gone));
@@ -388,11 +386,9 @@ export class IngestPool implements TaskRunner {
       const lane = this.lanes[i]!;
       if (lane.inflight > 0) continue;
       this.lanes.splice(i, 1);
-      this.busyOfRemovedMs += lane.busyTotalMs(performance.now());
-      this.waitOfRemovedMs += lane.waitTotalMs(performance.now());
       this.shrinks++;
       this.resizeDispatcher();
-      this.retire(lane);
+      void this.retire(lane, performance.now());
       log.debug('ingest pool shrank', { workers: this.lanes.length, min: this.minThreads });
       return;
     }
