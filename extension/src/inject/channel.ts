@@ -4,6 +4,7 @@
  * never our traffic. Until the content script tells us whether this tab is tracked, records are
  * buffered (bounded); an untracked tab drops them and every hook goes quiet.
  */
+import { aboutServer } from './server-url.js';
 import { HANDSHAKE_MARK, type CaptureConfig, type PageCapture, type RecordKind, type WireRecord } from '../shared/protocol.js';
 
 export const cfg: CaptureConfig = {
@@ -41,6 +42,8 @@ export function whenDecided(fn: () => void): void {
 
 export function emit(kind: RecordKind, rec: WireRecord): void {
   if (!cfg.on) return;
+  // A request begun before the settings arrived was judged against the default port.
+  if (kind !== 'ws_events' && aboutServer(kind, rec, cfg.server_port)) return;
   // Full: the record is lost here, in the page; nothing reads a page-side count today.
   if (queue.length >= (decided ? MAX_QUEUE : MAX_UNDECIDED)) return;
   queue.push([kind, rec]);
@@ -66,6 +69,7 @@ function onPortMessage(e: MessageEvent): void {
   Object.assign(cfg, m);
   decided = true;
   if (!cfg.on) queue = [];
+  else queue = queue.filter(([kind, rec]) => !aboutServer(kind, rec, cfg.server_port));
   const waiting = deferred;
   deferred = [];
   for (const fn of waiting) {

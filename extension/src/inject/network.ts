@@ -9,6 +9,7 @@
 import { settle } from './click-effect.js';
 import { cfg, decidedYet, emit, whenDecided } from './channel.js';
 import { absoluteUrl, guard, now, truncate } from './util.js';
+import { isServerUrl } from './server-url.js';
 import type { Json, WireRecord } from '../shared/protocol.js';
 
 const LIMIT_ERROR_RESPONSE = 5 * 1024;
@@ -27,16 +28,9 @@ function isSensitiveHeader(name: string): boolean {
   return SENSITIVE_HEADER.test(name);
 }
 
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
-
 /** Requests to the Gasoline server itself would feed back into what they report. */
-export function isServerUrl(url: string): boolean {
-  try {
-    const u = new URL(url);
-    return LOOPBACK.has(u.hostname) && u.port === String(cfg.server_port);
-  } catch {
-    return false;
-  }
+export function isOwnServer(url: string): boolean {
+  return isServerUrl(url, cfg.server_port);
 }
 
 const TEXTUAL = /^text\/|json|xml|javascript|ecmascript|x-www-form-urlencoded|graphql|csv|yaml|html/i;
@@ -289,7 +283,7 @@ function fetchDone(m: Meta, res: Response): void {
 function fetchBegin(input: RequestInfo | URL, init: RequestInit | undefined): Meta | null {
   const req = input instanceof Request ? input : null;
   const url = absoluteUrl(req ? req.url : input instanceof URL ? input.href : input);
-  if (isServerUrl(url)) return null;
+  if (isOwnServer(url)) return null;
   const m: Meta = { method: String(init?.method ?? req?.method ?? 'GET').toUpperCase(), url, ts: now(), start: performance.now() };
   // Requests made before the settings arrive keep their request side, in case bodies are on.
   if (cfg.bodies || !decidedYet()) {
@@ -348,7 +342,7 @@ export function installXhr(): void {
       metas.delete(this);
       if (!cfg.on) return;
       const abs = absoluteUrl(url);
-      if (!isServerUrl(abs)) metas.set(this, { method: String(method).toUpperCase(), url: abs, ts: 0, start: 0 });
+      if (!isOwnServer(abs)) metas.set(this, { method: String(method).toUpperCase(), url: abs, ts: 0, start: 0 });
     });
     // biome-ignore lint/complexity/noArguments: rest args would pass open(m, u, undefined), which means synchronous
     return open.apply(this, arguments as unknown as Parameters<typeof open>);

@@ -3,8 +3,8 @@
  * constants and prototype stay the page's), and `send` is wrapped on the original prototype, which
  * is also how sockets created before the hook was installed get adopted: the first time one sends.
  */
-import { cfg, emit } from './channel.js';
-import { isServerUrl } from './network.js';
+import { cfg, decidedYet, emit, whenDecided } from './channel.js';
+import { isOwnServer } from './network.js';
 import { absoluteUrl, guard, now } from './util.js';
 import type { Json } from '../shared/protocol.js';
 
@@ -46,7 +46,7 @@ function track(ws: WebSocket, url: string): Tracked | null {
   if (known !== undefined) return known;
   const abs = absoluteUrl(url);
   // our own server's socket is never followed; null = seen, not tracked
-  if (isServerUrl(abs.replace(/^ws/, 'http'))) {
+  if (isOwnServer(abs)) {
     tracked.set(ws, null);
     return null;
   }
@@ -55,6 +55,15 @@ function track(ws: WebSocket, url: string): Tracked | null {
   const t: Tracked = { id: `ws-${nextId++}-${Math.random().toString(36).slice(2, 8)}`, url: abs, evicted: false };
   tracked.set(ws, t);
   live.add(t);
+  // Opened before the settings arrived, it was judged against the default port: judge it again
+  // (what it recorded meanwhile is filtered from the held queue by the channel).
+  if (!decidedYet()) {
+    whenDecided(() => {
+      if (!isOwnServer(abs)) return;
+      live.delete(t);
+      t.evicted = true;
+    });
+  }
   const rec = (extra: Record<string, Json>): void => {
     if (cfg.on && cfg.ws && !t.evicted) emit('ws_events', { ts: now(), id: t.id, url: t.url, ...extra });
   };
