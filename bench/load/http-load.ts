@@ -40,6 +40,13 @@ export interface HttpLoadOptions {
   durationMs: number;
   connections: number;
   serverThreads?: number;
+  /**
+   * the same load, unmeasured, before the measured window (0: none). A fresh Gasoline daemon
+   * starts its worker thread on the first body (0.2–0.6 s here) and runs its first second on a
+   * cold JIT; the Go reference has neither. A throughput figure is the steady state, so both
+   * servers get the same warm-up.
+   */
+  warmupMs?: number;
   /** POST /logs unless told; GET for /health */
   route?: HttpRouteName;
   root?: string;
@@ -53,6 +60,9 @@ export interface HttpLoadResult {
   skipped?: string;
   connections: number;
   duration_s: number;
+  /** the unmeasured load before the window (warmupMs), and what it served: a fresh server's first second */
+  warmup_s: number;
+  warmup_entries_per_s: number | null;
   req_per_s: number;
   entries_per_s: number;
   latency_p50_ms: number;
@@ -158,6 +168,8 @@ function skipped(o: HttpLoadOptions, why: string): HttpLoadResult {
     skipped: why,
     connections: o.connections,
     duration_s: 0,
+    warmup_s: 0,
+    warmup_entries_per_s: null,
     req_per_s: 0,
     entries_per_s: 0,
     latency_p50_ms: 0,
@@ -219,16 +231,20 @@ export async function runHttpLoad(o: HttpLoadOptions): Promise<HttpLoadResult> {
   }
   try {
     const body = routeBody(route);
+    const load = (ms: number): Promise<AutocannonResult> =>
+      autocannon({
+        url: `http://127.0.0.1:${o.port}${route}`,
+        method: route === '/health' ? 'GET' : 'POST',
+        connections: o.connections,
+        pipelining: 1,
+        duration: Math.max(1, Math.round(ms / 1000)),
+        ...(route === '/health' ? {} : { headers, body }),
+      });
+    const warm = o.warmupMs ? await load(o.warmupMs) : undefined;
+    const perRequest = route === '/logs' || route === '/network-bodies' ? ENTRIES_PER_REQUEST : 1;
     const cpu0 = cpuSeconds(pid);
     const t0 = Date.now();
-    const r = await autocannon({
-      url: `http://127.0.0.1:${o.port}${route}`,
-      method: route === '/health' ? 'GET' : 'POST',
-      connections: o.connections,
-      pipelining: 1,
-      duration: Math.max(1, Math.round(o.durationMs / 1000)),
-      ...(route === '/health' ? {} : { headers, body }),
-    });
+    const r = await load(o.durationMs);
     const cpu = (cpuSeconds(pid) - cpu0) / ((Date.now() - t0) / 1000);
     const ok = r['2xx'];
     const codes: Record<string, number> = {};
@@ -238,8 +254,10 @@ export async function runHttpLoad(o: HttpLoadOptions): Promise<HttpLoadResult> {
       route,
       connections: o.connections,
       duration_s: r.duration,
+      warmup_s: (o.warmupMs ?? 0) / 1000,
+      warmup_entries_per_s: warm ? Math.round((warm['2xx'] * perRequest) / warm.duration) : null,
       req_per_s: Math.round(ok / r.duration),
-      entries_per_s: Math.round((ok * (route === '/logs' || route === '/network-bodies' ? ENTRIES_PER_REQUEST : 1)) / r.duration),
+      entries_per_s: Math.round((ok * perRequest) / r.duration),
       latency_p50_ms: r.latency.p50,
       latency_p99_ms: r.latency.p99,
       latency_p999_ms: r.latency.p99_9,
