@@ -85,8 +85,8 @@ const CLIENTS_FALLBACK_RATE = 50_000;
  * POST /logs against the Go reference compares throughput, so both servers are measured serving
  * steadily: a fresh daemon starts its ingest worker on the first body (0.2–0.6 s here, the port
  * already open) and runs its first second on a cold JIT, while the Go binary answers its readiness
- * probe ready to serve. Counting that start-up only against Gasoline cost it 13–46 % of a 5 s
- * window (2026-11-25); the reference gained nothing from the same warm-up (−5 to +5 %).
+ * probe ready to serve. Gasoline's first second served 0.33–0.71 of its steady rate, the
+ * reference's 0.55–1.24 (4 rounds each, 2026-11-25): ~10 % of a 5 s window against ~2 %.
  */
 const LOGS_WARMUP_MS = 1000;
 
