@@ -7,7 +7,7 @@
  *   node dist/bench/load/http-load.js [--server gasoline|ceiling|go] [--seconds 10] [--port P]
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -214,6 +214,7 @@ export async function runHttpLoad(o: HttpLoadOptions): Promise<HttpLoadResult> {
     headers['x-gasoline-client'] = `gasoline-extension/${GO_VERSION}`;
     if (!(await waitForPort(o.port, 10_000))) {
       child.kill('SIGKILL');
+      rmSync(home, { recursive: true, force: true });
       return skipped(o, `${bin} did not answer on 127.0.0.1:${o.port}`);
     }
     pid = child.pid!;
@@ -223,6 +224,8 @@ export async function runHttpLoad(o: HttpLoadOptions): Promise<HttpLoadResult> {
       const t = setTimeout(() => child.kill('SIGKILL'), 3000);
       await exited;
       clearTimeout(t);
+      // its scratch HOME and state dir were left in the temp dir by every run
+      rmSync(home, { recursive: true, force: true });
     };
   } else {
     const srv = await startServer({ kind: o.target, port: o.port, threads: o.serverThreads, ...(o.root ? { root: o.root } : {}) });
