@@ -8,7 +8,6 @@
  */
 import { Piscina } from 'piscina';
 import type { IngestResult, WarmupResult, WorkerInit, WorkerTask } from './messages.js';
-import type { ThreadPriority } from './thread-priority.js';
 
 export interface LaneOptions {
   filename: string;
@@ -17,8 +16,6 @@ export interface LaneOptions {
   youngGenerationMb: number;
   closeTimeoutMs: number;
   onError: (err: unknown) => void;
-  /** once per thread, from its first result: the priority its start left it at */
-  onPriority?: (p: ThreadPriority) => void;
   /**
    * no thread until the first task: an idle daemon holds no ingest thread at all (its ~20 MB of
    * RSS), and the first batch after idle waits for one to load (tens of ms)
@@ -37,8 +34,6 @@ export class WorkerLane {
   /** time a second task sat behind the first: the thread runs one at a time, so it waited */
   private waitMs = 0;
   private waitSince = 0;
-  /** the thread's priority, as its first result reported it (undefined before its first task) */
-  priority: ThreadPriority | undefined;
 
   constructor(
     readonly id: number,
@@ -64,10 +59,7 @@ export class WorkerLane {
       closeTimeout: o.closeTimeoutMs,
     });
     this.piscina.on('error', o.onError);
-    this.onPriority = o.onPriority;
   }
-
-  private readonly onPriority: ((p: ThreadPriority) => void) | undefined;
 
   /** tasks handed to this lane so far (a lazy lane's thread starts with the first) */
   tasks = 0;
@@ -78,12 +70,7 @@ export class WorkerLane {
     if (n === 1) this.busySince = performance.now();
     else if (n === 2) this.waitSince = performance.now();
     try {
-      const r = await this.piscina.run(task);
-      if (r.priority) {
-        this.priority = r.priority;
-        this.onPriority?.(r.priority);
-      }
-      return r;
+      return await this.piscina.run(task);
     } finally {
       const left = --this.inflight;
       if (left === 0) this.busyMs += performance.now() - this.busySince;
