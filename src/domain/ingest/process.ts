@@ -201,10 +201,14 @@ export function encodeRecords(kindId: number, recs: ReadonlyArray<{ ts: number }
     const json = JSON.stringify(recs);
     const ends = cutPoints(json, n);
     if (ends) {
+      // ASCII JSON (the usual case) is written once and each record gets a view of its bytes:
+      // a character offset is then a byte offset. Else each record's slice is written on its own.
+      const base = stageAscii(json);
       let start = 1;
       for (let i = 0; i < n; i++) {
         const end = i + 1 < n ? ends[i]! + 1 : json.length - 1;
-        into.push({ kind: kindId, clientTime: recs[i]!.ts, tab, payload: stage(json.slice(start, end)) });
+        const payload = base >= 0 ? new Uint8Array(asciiIn.buffer, asciiIn.byteOffset + base + start, end - start) : stage(json.slice(start, end));
+        into.push({ kind: kindId, clientTime: recs[i]!.ts, tab, payload });
         start = end + 1;
       }
       return;
@@ -256,6 +260,34 @@ function stage(json: string): Uint8Array {
   const view = staging.subarray(stagingPos, stagingPos + n);
   stagingPos += n;
   return view;
+}
+
+/**
+ * Stages `json` whole when it is all ASCII and returns where it starts in `asciiIn`; -1 (nothing
+ * staged) when it is not. UTF-8 of a string is exactly as many bytes as it has UTF-16 units only
+ * when every unit is ASCII (any other unit takes 2 or 3 bytes, a surrogate pair 4), and
+ * Buffer.byteLength counts them without encoding; an ASCII string is then copied as Latin-1.
+ */
+let asciiIn: Buffer = staging;
+
+function stageAscii(json: string): number {
+  const n = Buffer.byteLength(json, 'utf8');
+  if (n !== json.length) return -1;
+  if (n > staging.length / 4) {
+    // as stage() does for a long record: its own buffer, the staging buffer left for the rest
+    asciiIn = Buffer.allocUnsafeSlow(n);
+    asciiIn.write(json, 0, 'latin1');
+    return 0;
+  }
+  if (stagingPos + n > staging.length) {
+    // Earlier records of this batch still point into the old buffer; it stays alive through them.
+    staging = Buffer.allocUnsafeSlow(staging.length);
+    stagingPos = 0;
+  }
+  asciiIn = staging;
+  const at = stagingPos;
+  stagingPos += staging.write(json, at, 'latin1');
+  return at;
 }
 
 function pushError(out: IngestOutput, ctx: IngestContext, e: RecordError): void {
