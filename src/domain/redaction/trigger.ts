@@ -55,7 +55,8 @@ function literalAt(s: string, at: number, lit: string): boolean {
  */
 function keyedBefore(s: string, p: number): boolean {
   // the commonest colon by far: a URL's "http(s)://", which holds no keyword
-  if (s.charCodeAt(p + 1) === 47 && (schemeBefore(s, p, 'https') || schemeBefore(s, p, 'http'))) return false;
+  // (and a WebSocket's "ws(s)://"): no keyword is inside these words
+  if (s.charCodeAt(p + 1) === 47 && (schemeBefore(s, p, 'https') || schemeBefore(s, p, 'http') || schemeBefore(s, p, 'wss') || schemeBefore(s, p, 'ws'))) return false;
   let j = p - 1;
   for (let n = 0; n < 5 && j >= 0 && isSpace(s.charCodeAt(j)); n++) j--;
   if (j >= 0 && (s.charCodeAt(j) === 34 || s.charCodeAt(j) === 39)) j--;
@@ -186,10 +187,10 @@ export function markTriggered(text: string, starts: ArrayLike<number>, hit: Uint
   anchored('_', underscoreToken);
   anchored('-', dashToken);
   // '.' is in every host name: 'SG.' is cheaper as a literal (its 'S' is rare). 'hooks.slack' is
-  // not: a search for a literal whose first character is common ('h' of every "https") runs at
-  // ~1 ns a character, so it is found from its rarer 'k' instead (5× less on the bench's records)
+  // not: a literal whose first character is common ('h' of every "https") is searched at ~1 ns a
+  // character, so it is found from its middle, "ks.sl" (0.9× the whole pre-filter's cost)
   anchored('SG.', () => true);
-  anchored('k', (t, p) => literalAt(t, p - 3, 'hooks.slack'));
+  anchored('ks.sl', (t, p) => literalAt(t, p - 3, 'hooks.slack'));
   anchored('J', (s, p) => literalAt(s, p - 2, 'ey'));
   anchored('AIza', () => true);
   anchored('PRIVATE KEY', () => true);
