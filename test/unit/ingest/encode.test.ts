@@ -20,6 +20,8 @@ function check(recs: Array<{ ts: number } & Record<string, unknown>>): void {
   expect(out).toHaveLength(recs.length);
   out.forEach((r, i) => {
     expect(text(r)).toBe(JSON.stringify(recs[i]));
+    // on an 8-byte boundary, as in a ring: the copy into shared memory goes word by word
+    expect(r.payload.byteOffset % 8).toBe(0);
     expect(r).toMatchObject({ kind: 3, tab: 9, clientTime: recs[i]!.ts });
   });
 }
@@ -58,7 +60,10 @@ describe('encodeRecords', () => {
       }
     }
     expect(all.length).toBe(1200);
-    for (const [o, json] of all) expect(text(o)).toBe(json);
+    for (const [o, json] of all) {
+      expect(text(o)).toBe(json);
+      expect(o.payload.byteOffset % 8).toBe(0);
+    }
   });
 
   it('encodes an array too large to stage whole, ASCII or not', () => {
