@@ -47,8 +47,16 @@ export function decodeFrame(bytes: Uint8Array, limits: PrescanLimits): DecodeRes
   return { ok: true, frame: parsed.data as ClientFrame };
 }
 
+/**
+ * The copy starts at the same offset modulo 8 as the frame in the arena: V8 copies out of a
+ * SharedArrayBuffer word by word only when both ends are aligned alike, byte by byte otherwise
+ * (3× slower: ~4.5 µs of a 25 KB frame), and arena offsets are whatever the frames before left.
+ */
 function copyOut(view: Uint8Array): Uint8Array {
-  const out = Buffer.allocUnsafe(view.byteLength);
+  const n = view.byteLength;
+  const room = Buffer.allocUnsafe(n + 8);
+  const shift = (view.byteOffset - room.byteOffset) & 7;
+  const out = room.subarray(shift, shift + n);
   out.set(view);
   return out;
 }

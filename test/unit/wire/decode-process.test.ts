@@ -29,6 +29,20 @@ describe('decodeFrame', () => {
     }
   });
 
+  it('decodes the same frame from a SharedArrayBuffer at every offset modulo 8, small and large (the copy out is aligned to it)', () => {
+    const big = { t: 'batch', seq: 3, sent_at: 5, logs: Array.from({ length: 60 }, (_, i) => ({ ts: i + 1, level: 'log', type: 'console', message: `m${i} ${'é'.repeat(i)}${'x'.repeat(100)}` })) };
+    const small = { t: 'batch', seq: 4, sent_at: 5, logs: [{ ts: 1, level: 'log', type: 'console', message: 'm' }] };
+    for (const bytes of [new Packr({ useRecords: true }).pack(big), new Packr({ useRecords: true }).pack(small)]) {
+      const want = decodeFrame(bytes, limits);
+      expect(want.ok).toBe(true);
+      for (let off = 0; off < 9; off++) {
+        const sab = new Uint8Array(new SharedArrayBuffer(bytes.length + 16));
+        sab.set(bytes, off);
+        expect(decodeFrame(sab.subarray(off, off + bytes.length), limits), `offset ${off}`).toEqual(want);
+      }
+    }
+  });
+
   it('names what is wrong: not a map, unknown t, invalid frame fields', () => {
     expect(decodeFrame(pack('hi'), limits)).toMatchObject({ ok: false, code: 'not_a_map' });
     expect(decodeFrame(pack({ t: 'nope' }), limits)).toMatchObject({ ok: false, code: 'unknown_frame_type' });
