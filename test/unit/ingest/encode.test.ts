@@ -56,7 +56,9 @@ describe('encodeRecords', () => {
         if (b % 3 === 1) recs[b % recs.length]!.note = b % 2 ? 'é' : '😀';
         const out: StagedRecord[] = [];
         encodeRecords(1, recs, -1, out);
-        out.forEach((o, i) => all.push([o, JSON.stringify(recs[i])]));
+        out.forEach((o, i) => {
+          all.push([o, JSON.stringify(recs[i])]);
+        });
       }
     }
     expect(all.length).toBe(1200);

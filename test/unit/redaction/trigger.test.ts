@@ -130,7 +130,9 @@ describe('the fast trigger', () => {
       // one record per field, the secret in that field alone (as a string, and inside an object)
       const recs = fields.flatMap((f) => [{ ts: 1, [f]: 'token=abcdefghijklmnopqrstuvwxyz' }, { ts: 1, [f]: { note: 'ghp_abcdefghijklmnopqrstuvwxyz0123456789' } }, { ts: 1, [f]: 'nothing to see here' }]);
       const hit = engine.triggered(kind, recs);
-      recs.forEach((r, i) => expect(hit[i], `${kind} ${JSON.stringify(r)}`).toBe(i % 3 === 2 ? 0 : 1));
+      recs.forEach((r, i) => {
+        expect(hit[i], `${kind} ${JSON.stringify(r)}`).toBe(i % 3 === 2 ? 0 : 1);
+      });
     }
   });
 });
