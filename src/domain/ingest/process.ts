@@ -201,10 +201,15 @@ export function encodeRecords(kindId: number, recs: ReadonlyArray<{ ts: number }
     const json = JSON.stringify(recs);
     const ends = cutPoints(json, n);
     if (ends) {
+      // ASCII JSON (the usual case) is written once, and each record's bytes copied from it to an
+      // 8-byte boundary (see stageAscii); a character offset is then a byte offset. Else each
+      // record's slice is written on its own.
+      const ascii = stageAscii(json, n);
       let start = 1;
       for (let i = 0; i < n; i++) {
         const end = i + 1 < n ? ends[i]! + 1 : json.length - 1;
-        into.push({ kind: kindId, clientTime: recs[i]!.ts, tab, payload: stage(json.slice(start, end)) });
+        const payload = ascii ? placeAscii(start, end - start) : stage(json.slice(start, end));
+        into.push({ kind: kindId, clientTime: recs[i]!.ts, tab, payload });
         start = end + 1;
       }
       return;
@@ -232,20 +237,26 @@ function tagged<K extends Kind>(kind: K, rec: IngestedRecordOf<K>): IngestedReco
 }
 
 /**
- * Payload staging: UTF-8 is written into one reusable buffer and records get subarrays of it,
- * instead of a Buffer allocation per record (a third of the encode cost). The ring writer copies
- * the bytes before the next batch reuses the staging buffer, so a batch must be committed before
- * the next one is processed — which is how the worker runs.
+ * Payload staging: UTF-8 is written into one reusable buffer and records get views of it, instead
+ * of a Buffer allocation per record (a third of the encode cost). The ring writer copies the bytes
+ * before the next batch reuses the staging buffer, so a batch must be committed before the next one
+ * is processed — which is how the worker runs.
+ *
+ * Every payload starts on an 8-byte boundary, as its place in a ring does (framed sizes are
+ * multiples of 8): V8 copies into a SharedArrayBuffer word by word only when source and target are
+ * both aligned, byte by byte otherwise, 3× slower for a 300-byte record (~70 ns of the commit).
  */
 let staging = Buffer.allocUnsafeSlow(256 * 1024);
 let stagingPos = 0;
+
+const align8 = (n: number): number => (n + 7) & ~7;
 
 export function resetStaging(): void {
   stagingPos = 0;
 }
 
 function stage(json: string): Uint8Array {
-  const worst = json.length * 3;
+  const worst = json.length * 3 + 8;
   if (stagingPos + worst > staging.length) {
     if (worst > staging.length / 4) return Buffer.from(json, 'utf8');
     // Earlier records of this batch still point into the old buffer; it stays alive through them.
@@ -253,9 +264,54 @@ function stage(json: string): Uint8Array {
     stagingPos = 0;
   }
   const n = staging.write(json, stagingPos, 'utf8');
-  const view = staging.subarray(stagingPos, stagingPos + n);
-  stagingPos += n;
+  const view = new Uint8Array(staging.buffer, staging.byteOffset + stagingPos, n);
+  stagingPos = align8(stagingPos + n);
   return view;
+}
+
+/** An ASCII array's JSON as stageAscii staged it: its buffer, where the JSON starts, where the next record's copy goes. */
+let ascii: Buffer = staging;
+let asciiJson = 0;
+let asciiNext = 0;
+
+/**
+ * Stages an array's JSON whole when it is all ASCII (false, nothing staged, when it is not), with
+ * room after it for its `n` records' copies, each on an 8-byte boundary (placeAscii). UTF-8 of a
+ * string is exactly as many bytes as it has UTF-16 units only when every unit is ASCII (any other
+ * takes 2 or 3 bytes, a surrogate pair 4); Buffer.byteLength counts them without encoding, and an
+ * ASCII string is then written as Latin-1, a plain copy. One write and a copy per record cost less
+ * than a write per record, and leave the records aligned.
+ */
+function stageAscii(json: string, n: number): boolean {
+  const len = Buffer.byteLength(json, 'utf8');
+  if (len !== json.length) return false;
+  // the JSON, then its records' copies: at most its own length plus 7 bytes of padding each
+  const need = align8(align8(len) + len + 8 * n);
+  if (need > staging.length / 4) {
+    // as stage() does for a long record: its own buffer, the staging buffer left for the rest
+    ascii = Buffer.allocUnsafeSlow(need);
+    asciiJson = 0;
+  } else {
+    if (stagingPos + need > staging.length) {
+      // Earlier records of this batch still point into the old buffer; it stays alive through them.
+      staging = Buffer.allocUnsafeSlow(staging.length);
+      stagingPos = 0;
+    }
+    ascii = staging;
+    asciiJson = stagingPos;
+    stagingPos += need;
+  }
+  ascii.write(json, asciiJson, 'latin1');
+  asciiNext = asciiJson + align8(len);
+  return true;
+}
+
+/** The record at `from` (a character offset in the staged JSON), `len` bytes long, copied to the next 8-byte boundary. */
+function placeAscii(from: number, len: number): Uint8Array {
+  const to = asciiNext;
+  ascii.copyWithin(to, asciiJson + from, asciiJson + from + len);
+  asciiNext = align8(to + len);
+  return new Uint8Array(ascii.buffer, ascii.byteOffset + to, len);
 }
 
 function pushError(out: IngestOutput, ctx: IngestContext, e: RecordError): void {

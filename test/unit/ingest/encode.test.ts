@@ -2,7 +2,9 @@
  * encodeRecords stringifies a kind's records as one array and cuts it at the records' boundaries:
  * every payload must be exactly what JSON.stringify of its record alone gives, also when a record
  * holds something that looks like a boundary (a nested object with a "ts" key, the boundary text
- * inside a string), and with one record, non-ASCII text and escapes.
+ * inside a string), and with one record, non-ASCII text and escapes. An ASCII array is staged in
+ * one write and its records are views of it: earlier views must survive the staging buffer
+ * filling up, a non-ASCII array after them, and an array too large to stage whole.
  */
 import { describe, expect, it } from 'vitest';
 import { encodeRecords, resetStaging } from '../../../src/domain/ingest/process.js';
@@ -18,6 +20,8 @@ function check(recs: Array<{ ts: number } & Record<string, unknown>>): void {
   expect(out).toHaveLength(recs.length);
   out.forEach((r, i) => {
     expect(text(r)).toBe(JSON.stringify(recs[i]));
+    // on an 8-byte boundary, as in a ring: the copy into shared memory goes word by word
+    expect(r.payload.byteOffset % 8).toBe(0);
     expect(r).toMatchObject({ kind: 3, tab: 9, clientTime: recs[i]!.ts });
   });
 }
@@ -39,5 +43,34 @@ describe('encodeRecords', () => {
     check([{ ts: 1, m: '\u2028"\\\n😀\ud800é' }, { ts: 2, m: 'ok' }]);
     check([{ ts: 1, only: true }]);
     check([]);
+  });
+
+  it('keeps every payload of a batch intact across many arrays, a full staging buffer and non-ASCII ones', () => {
+    resetStaging();
+    const r = prng(5);
+    const all: Array<[StagedRecord, string]> = [];
+    // ~300 KB of JSON in one batch: more than the staging buffer, so it is replaced mid-batch
+    for (let b = 0; b < 12; b++) {
+      for (const recs of Object.values(batchRecords(r)) as Array<Array<{ ts: number } & Record<string, unknown>>>) {
+        // every third array carries a non-ASCII character in a different record each time
+        if (b % 3 === 1) recs[b % recs.length]!.note = b % 2 ? 'é' : '😀';
+        const out: StagedRecord[] = [];
+        encodeRecords(1, recs, -1, out);
+        out.forEach((o, i) => {
+          all.push([o, JSON.stringify(recs[i])]);
+        });
+      }
+    }
+    expect(all.length).toBe(1200);
+    for (const [o, json] of all) {
+      expect(text(o)).toBe(json);
+      expect(o.payload.byteOffset % 8).toBe(0);
+    }
+  });
+
+  it('encodes an array too large to stage whole, ASCII or not', () => {
+    const big = (m: string) => Array.from({ length: 40 }, (_, i) => ({ ts: i, message: `${m}${'x'.repeat(3000)}` }));
+    check(big('a'));
+    check(big('ü'));
   });
 });

@@ -8,6 +8,7 @@ import { mulberry32 } from '../../fixtures/shm-gen.js';
 import { TRIGGER } from '../../../src/domain/redaction/rules.js';
 import { markTriggered, mayTrigger } from '../../../src/domain/redaction/trigger.js';
 import { compileRedaction } from '../../../src/domain/redaction/index.js';
+import { TEXT_FIELDS } from '../../../src/domain/redaction/engine.js';
 import type { Kind } from '../../../src/domain/kinds.js';
 import { carry, loadCorpus } from '../../helpers/redaction-carry.js';
 
@@ -24,6 +25,8 @@ const FRAGMENTS = [
   'AIza', 'AI', 'za', 'npm_', 'npm', 'SG.', 'SG', '.', '4111', '1111', '5500 0000', '-0000', '2', '7', '42', 'abc', 'é', 'İ', '\u00a0', '\u2028', 'x'.repeat(25),
   // issue 20: short password words, secret-ish names, name=value pairs, Oracle's user/password@
   'pin', 'PIN', 'pw', 'Psw', 'sig', 'SIG', 'appid', 'HMAC', '?', '&', ';', '%2B', 'A1b2C3d4E5f6G7h8I9j0K1', 'Zq8mN3xV7bL2', 'jdbc:oracle:thin:', 'jdbc:oracle:', 'scott', 'tiger',
+  // issue 17: the pieces the hand-read branches are found from (hooks.slack by "ks.sl", AWS ids by 'A', ws(s):// colons)
+  'hoo', 'ks.sl', 'ks.slack', 'hooks.sl', 'ack', 'wss', 'ws', 'wss://', 'AKIA', 'ASIA', 'ASIAQ', 'A', 'K', 'I', 'ABCDEFGHIJKLMNOP', '0123456789ABCDEF',
 ];
 
 function randomText(): string {
@@ -89,6 +92,47 @@ describe('the fast trigger', () => {
       });
       // and it does skip: the look-alikes are most of what it lets through
       expect(hit.some((h) => h === 0) || recs.length < 5).toBe(true);
+    }
+  });
+
+  // the branches read by hand (issue 17): where they start and end, at the edges of the text and of a record
+  it('finds hooks.slack and AWS key ids at the very start and end of the text, and not one character short', () => {
+    const aws = 'AKIAABCDEFGHIJKLMNOP';
+    for (const s of ['hooks.slack', 'hooks.slack.com/services/x', `x ${'é'.repeat(3)}hooks.slack`, aws, `${'ü'.repeat(5)}${aws}`, `id=${aws}é`, `ASIA${'Z'.repeat(16)}`, `AGIA${'0'.repeat(16)}`]) {
+      expect(TRIGGER.test(s), s).toBe(true);
+      expect(mayTrigger(s), s).toBe(true);
+    }
+    // one character short of the pattern, or a character outside its class: neither fires
+    for (const s of ['ooks.slack', 'hooks.slac', aws.slice(0, -1), `AKIAABCDEFGHIJKLMNOé`, 'AKIAabcdefghijklmnop', 'AXIAABCDEFGHIJKLMNOP']) {
+      expect(TRIGGER.test(s), s).toBe(false);
+      expect(mayTrigger(s), s).toBe(false);
+    }
+  });
+
+  it('marks the record holding a hand-read match when it sits at a record boundary or in a very long text', () => {
+    const aws = 'AKIAABCDEFGHIJKLMNOP';
+    const texts = ['plain', 'hooks.slack', 'x', aws, `${'word '.repeat(20_000)}${aws}`, `${'https://cdn.example.test/a '.repeat(5000)}hooks.slack`, 'wss://rt.example.test/socket', `wss://u:${'p'.repeat(8)}@rt.example.test/`];
+    const starts: number[] = [];
+    let at = 0;
+    for (const t of texts) {
+      starts.push(at);
+      at += t.length + 1;
+    }
+    const hit = new Uint8Array(texts.length);
+    markTriggered(texts.join('\n'), starts, hit);
+    expect([...hit]).toEqual(texts.map((t) => (mayTrigger(t) ? 1 : 0)));
+    expect([...hit]).toEqual([0, 1, 0, 1, 1, 1, 0, 1]);
+  });
+
+  it('gathers every text field of every kind: a secret in any one of them marks its record', () => {
+    const engine = compileRedaction();
+    for (const [kind, fields] of Object.entries(TEXT_FIELDS) as Array<[Kind, readonly string[]]>) {
+      // one record per field, the secret in that field alone (as a string, and inside an object)
+      const recs = fields.flatMap((f) => [{ ts: 1, [f]: 'token=abcdefghijklmnopqrstuvwxyz' }, { ts: 1, [f]: { note: 'ghp_abcdefghijklmnopqrstuvwxyz0123456789' } }, { ts: 1, [f]: 'nothing to see here' }]);
+      const hit = engine.triggered(kind, recs);
+      recs.forEach((r, i) => {
+        expect(hit[i], `${kind} ${JSON.stringify(r)}`).toBe(i % 3 === 2 ? 0 : 1);
+      });
     }
   });
 });

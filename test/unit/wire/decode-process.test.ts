@@ -29,6 +29,36 @@ describe('decodeFrame', () => {
     }
   });
 
+  it('decodes the same frame from a SharedArrayBuffer at every offset modulo 8, small and large (the copy out is aligned to it)', () => {
+    const big = { t: 'batch', seq: 3, sent_at: 5, logs: Array.from({ length: 60 }, (_, i) => ({ ts: i + 1, level: 'log', type: 'console', message: `m${i} ${'é'.repeat(i)}${'x'.repeat(100)}` })) };
+    const small = { t: 'batch', seq: 4, sent_at: 5, logs: [{ ts: 1, level: 'log', type: 'console', message: 'm' }] };
+    for (const bytes of [new Packr({ useRecords: true }).pack(big), new Packr({ useRecords: true }).pack(small)]) {
+      const want = decodeFrame(bytes, limits);
+      expect(want.ok).toBe(true);
+      for (let off = 0; off < 9; off++) {
+        const sab = new Uint8Array(new SharedArrayBuffer(bytes.length + 16));
+        sab.set(bytes, off);
+        expect(decodeFrame(sab.subarray(off, off + bytes.length), limits), `offset ${off}`).toEqual(want);
+      }
+    }
+  });
+
+  it('keeps what one frame decoded intact when the next frame is copied out of the arena (bin values are copies)', () => {
+    const packr = new Packr({ useRecords: true });
+    const shared = (bytes: Uint8Array): Uint8Array => {
+      const sab = new Uint8Array(new SharedArrayBuffer(bytes.length + 3));
+      sab.set(bytes, 3);
+      return sab.subarray(3);
+    };
+    const bin = Uint8Array.from({ length: 64 }, (_, i) => i);
+    const a = decodeFrame(shared(packr.pack({ t: 'batch', seq: 1, sent_at: 5, logs: [{ ts: 1, level: 'log', type: 'console', message: 'a'.repeat(40), args: [bin] }] })), limits);
+    const b = decodeFrame(shared(packr.pack({ t: 'batch', seq: 2, sent_at: 5, logs: [{ ts: 2, level: 'log', type: 'console', message: 'b'.repeat(40), args: [new Uint8Array(64).fill(255)] }] })), limits);
+    if (!a.ok || a.frame.t !== 'batch' || !b.ok || b.frame.t !== 'batch') throw new Error('did not decode');
+    expect(a.frame.logs![0]).toMatchObject({ ts: 1, message: 'a'.repeat(40) });
+    expect([...(a.frame.logs![0] as { args: Uint8Array[] }).args[0]!]).toEqual([...bin]);
+    expect([...(b.frame.logs![0] as { args: Uint8Array[] }).args[0]!]).toEqual(new Array(64).fill(255));
+  });
+
   it('names what is wrong: not a map, unknown t, invalid frame fields', () => {
     expect(decodeFrame(pack('hi'), limits)).toMatchObject({ ok: false, code: 'not_a_map' });
     expect(decodeFrame(pack({ t: 'nope' }), limits)).toMatchObject({ ok: false, code: 'unknown_frame_type' });

@@ -4,7 +4,8 @@
  * at the limit and either side of it, whatever the escaping makes of the length.
  */
 import { describe, expect, it } from 'vitest';
-import { cut, LIMITS, normalizeRecord } from '../../../src/domain/wire/normalize.js';
+import { cut, LIMITS, normalizeRecord, URL_FIELDS } from '../../../src/domain/wire/normalize.js';
+import { KINDS } from '../../../src/domain/kinds.js';
 import { mulberry32 } from '../../fixtures/shm-gen.js';
 
 /** The rule as it reads: every object argument stringified and measured. */
@@ -48,5 +49,27 @@ describe('normalizeRecord, object arguments', () => {
     expect(args[0]).toEqual({ id: 1, ok: true });
     expect(args[1]).toHaveLength(LIMITS.arg + 1);
     expect(rec.args_truncated).toBe(true);
+  });
+});
+
+describe('normalizeRecord, address fields', () => {
+  it('cuts every URL field of every kind at the limit, without splitting a surrogate pair, and leaves the rest', () => {
+    for (const kind of KINDS) {
+      for (const f of URL_FIELDS[kind]) {
+        const long = `https://x.test/${'a'.repeat(LIMITS.url - 16)}😀tail`; // the pair straddles the limit
+        const exact = 'b'.repeat(LIMITS.url);
+        const r: Record<string, unknown> = { ts: 1, [f]: long, other: long };
+        normalizeRecord(kind, r);
+        expect(r[f], `${kind}.${f}`).toBe(long.slice(0, LIMITS.url - 1));
+        expect(r.other).toBe(long);
+        const e: Record<string, unknown> = { ts: 1, [f]: exact };
+        normalizeRecord(kind, e);
+        expect(e[f]).toBe(exact);
+        // a field that is not a string is left as it is
+        const n: Record<string, unknown> = { ts: 1, [f]: 42 };
+        normalizeRecord(kind, n);
+        expect(n[f]).toBe(42);
+      }
+    }
   });
 });

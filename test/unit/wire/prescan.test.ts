@@ -94,4 +94,23 @@ describe('prescanMsgpack', () => {
     rec.set([0xc0, 0xc1], Buffer.from(rec).indexOf('kk'));
     expect(prescanMsgpack(rec, limits)).toMatchObject({ ok: false, code: 'invalid_utf8' });
   });
+
+  it('refuses a bad byte anywhere in strings of every length around the JS and native checks, and passes good multibyte text', () => {
+    const bad = [[0xff], [0x80], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xe2, 0x82]];
+    for (const len of [1, 3, 4, 5, 63, 64, 65, 100, 511, 512, 513, 600]) {
+      for (const seq of bad) {
+        for (const at of [0, Math.floor(len / 2), len - 1]) {
+          const bytes = Buffer.alloc(len + seq.length, 'a');
+          bytes.set(seq, Math.min(at, len));
+          const frame = new Uint8Array(pack({ message: 'x' }));
+          // the string's bytes replaced by `bytes`, its header rewritten for their length (str8/str16)
+          const head = bytes.length < 256 ? [0xd9, bytes.length] : [0xda, bytes.length >> 8, bytes.length & 0xff];
+          const out = Buffer.concat([Buffer.from(frame.subarray(0, frame.length - 2)), Buffer.from(head), bytes]);
+          expect(prescanMsgpack(out, limits), `len ${len} seq ${seq.join(',')} at ${at}`).toMatchObject({ ok: false, code: 'invalid_utf8' });
+        }
+      }
+      const good = 'é😀a'.repeat(len).slice(0, len);
+      expect(prescanMsgpack(pack({ message: good }), limits)).toEqual({ ok: true });
+    }
+  });
 });
