@@ -199,6 +199,11 @@ async function handle(m: ToWorker, sender: chrome.runtime.MessageSender): Promis
       // whatever holds the port now gets nothing until we pair again
       startTransport();
       return popupStatus(undefined);
+    case 'set_settings':
+      // agent control is among them: only our popup switches it, never a content script
+      if (!fromOurPage(sender, 'popup.html')) return { error: 'settings are changed in the Gasoline popup only' };
+      await saveSettings(m.patch);
+      return { ok: true };
     case 'set_tab_tracked':
       tracking.choose(m.tab_id, m.on);
       await broadcastConfig();
@@ -240,14 +245,37 @@ chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
   return true;
 });
 
+/** Settings in force from now on: a new port reconnects, and every tab hears the capture toggles. */
+async function applySettings(next: Settings): Promise<void> {
+  const before = serverPort();
+  settings = next;
+  if (serverPort() !== before) startTransport();
+  await broadcastConfig();
+}
+
+let settingsWrites: Promise<void> = Promise.resolve();
+
+/**
+ * The popup's toggles, merged into what is stored one write at a time (two quick clicks must not
+ * write over each other), and in force before the popup is answered, so its next status shows them.
+ */
+function saveSettings(patch: unknown): Promise<void> {
+  const p = (patch && typeof patch === 'object' ? patch : {}) as Record<string, unknown>;
+  settingsWrites = settingsWrites
+    .catch(() => undefined)
+    .then(async () => {
+      const stored = (await chrome.storage.local.get(SETTINGS_KEY))[SETTINGS_KEY];
+      const cur = normalizeSettings(stored ?? presetSettings());
+      const next = normalizeSettings({ ...cur, ...Object.fromEntries(Object.entries(p).filter(([k]) => k in cur)) });
+      await chrome.storage.local.set({ [SETTINGS_KEY]: next });
+      await applySettings(next);
+    });
+  return settingsWrites;
+}
+
 chrome.storage.onChanged.addListener((changes, area) => {
   if (area !== 'local' || !changes[SETTINGS_KEY]) return;
-  void ready.then(async () => {
-    const before = serverPort();
-    settings = normalizeSettings(changes[SETTINGS_KEY]!.newValue);
-    if (serverPort() !== before) startTransport();
-    await broadcastConfig();
-  });
+  void ready.then(() => applySettings(normalizeSettings(changes[SETTINGS_KEY]!.newValue)));
 });
 
 chrome.tabs.onActivated.addListener(({ tabId }) => {
