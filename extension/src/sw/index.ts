@@ -13,6 +13,7 @@ import { Tracking } from './tracking.js';
 import { Transport, type SocketLike } from './transport.js';
 import { handshakeProofs, newNonce, pair, sameHex } from './pairing.js';
 import { WakeAlarm } from './wake-alarm.js';
+import { ChunkLedger } from './chunk-ledger.js';
 import { PanelTokens } from './panel-token.js';
 import { DEFAULT_SETTINGS, normalizeSettings, type FileConfig, type PopupStatus, type Settings } from '../shared/settings.js';
 import type { CaptureConfig, CaptureReply, RecordsByKind, ToWorker } from '../shared/protocol.js';
@@ -36,7 +37,7 @@ let transport: Transport | null = null;
 let pairing: { key: string; paired_at: string } | null = null;
 let lastPairing: { ok: boolean; message: string } | null = null;
 let pairingBusy = false;
-const recentChunks = new Set<string>();
+const chunks = new ChunkLedger(chrome.storage.session);
 const panelTokens = new PanelTokens({
   send: (frame) => transport?.send(frame) ?? false,
   url: (path) => `http://127.0.0.1:${serverPort()}${path}`,
@@ -156,14 +157,11 @@ async function broadcastConfig(): Promise<void> {
   }
 }
 
-function intake(tabId: number | undefined, m: Extract<ToWorker, { t: 'capture' }>): CaptureReply {
+async function intake(tabId: number | undefined, m: Extract<ToWorker, { t: 'capture' }>): Promise<CaptureReply> {
   const tracked = tracking.isTracked(tabId);
   if (!tracked) return { ok: true, tracked };
-  // A content script retries when our reply is lost in a restart; take each chunk once.
-  if (recentChunks.has(m.id)) return { ok: true, tracked };
-  recentChunks.add(m.id);
-  if (recentChunks.size > 2000) recentChunks.delete(recentChunks.values().next().value as string);
-  transport?.add(tabId, m.page_url, m.records as RecordsByKind);
+  // A content script resends a chunk whose reply it lost, to this worker or the next: take each once.
+  if (await chunks.take(m.id)) transport?.add(tabId, m.page_url, m.records as RecordsByKind);
   return { ok: true, tracked };
 }
 
