@@ -68,6 +68,15 @@ describe.skipIf(!hasChromium)('approvals in real Chromium', () => {
     const p = await popup();
     await p.setChecked('#allow_agent_control', true);
     await p.close();
+    // the worker takes the switch a moment after the click: a popup opened now renders what it holds
+    await waitFor('agent control on in the worker', async () => {
+      const check = await popup();
+      try {
+        return await check.evaluate<boolean>("document.getElementById('server').textContent.length > 0 && document.getElementById('allow_agent_control').checked");
+      } finally {
+        await check.close();
+      }
+    }, 10_000, 100);
     await page.bringToFront();
   }, 60_000);
 

@@ -101,6 +101,16 @@ describe.skipIf(!hasChromium)('the side panel in real Chromium', () => {
     await popup.goto(`chrome-extension://${browser.extensionId}/popup.html`);
     await popup.setChecked('#allow_agent_control', true);
     await popup.close();
+    // the worker takes the switch a moment after the click: a popup opened now renders what it holds
+    await waitFor('agent control on in the worker', async () => {
+      const check = await browser.ctx.newPage();
+      try {
+        await check.goto(`chrome-extension://${browser.extensionId}/popup.html`);
+        return await check.evaluate<boolean>("document.getElementById('server').textContent.length > 0 && document.getElementById('allow_agent_control').checked");
+      } finally {
+        await check.close();
+      }
+    }, 10_000, 100);
     panel = await browser.ctx.newPage();
     panel.on('console', (m) => void panelConsole.push(`${m.type()}: ${m.text()}`));
     panel.on('pageerror', (e) => void panelErrors.push(String(e)));

@@ -75,9 +75,15 @@ describe.skipIf(!hasChromium)('source-mapped stacks from a real bundled page in 
       setTimeout(() => App.run(), 0);
       setTimeout(() => { App.checkout([]); }, 0);
     })()`);
-    await waitFor('the exception, the rejection and the console error stored', async () => {
+    // A worker publishes a batch's alerts just after committing its records, and main takes them
+    // on a later turn: the records can be read a moment before their alert reaches the sessions
+    // (under load the first observe below once came first). The hub hands an alert to every
+    // session at once, so once the waiter's answers carried it, the client holds it too.
+    let waiterAlerts = '';
+    await waitFor('the exception, the rejection and the console error stored, and the new-exception alert out', async () => {
       const t = (await callTool(waiter, 'observe', { what: 'logs', from: 'start', min_level: 'error', fold: false })).text;
-      return /exception "Uncaught Error: empty cart"/.test(t) && /Unhandled rejection/.test(t) && /cart audit failed/.test(t);
+      waiterAlerts += t.split('\n--- ALERTS').slice(1).join('\n');
+      return /exception "Uncaught Error: empty cart"/.test(t) && /Unhandled rejection/.test(t) && /cart audit failed/.test(t) && waiterAlerts.includes('New exception: Uncaught Error: empty cart');
     }, 20_000, 100);
 
     const errors = await observe({ what: 'errors', from: 'start', fold: false });

@@ -107,6 +107,26 @@ export class Producer {
     return this.next((f) => f.t === 'ack' && (f.seq as number) >= seq, timeoutMs);
   }
 
+  /**
+   * Sends a batch and waits for its ack, resending it after each nack once `retry_after_ms` has
+   * passed, as PROTOCOL.md asks of a producer (and the extension's transport does): under load a
+   * batch that waited behind its session's previous one for longer than max_queue_delay_ms is
+   * refused `overloaded`, and a test that only waits for the ack would wait for ever.
+   */
+  async sendUntilAcked(frame: Record<string, unknown>, timeoutMs = 5000): Promise<ServerFrame> {
+    const seq = frame.seq as number;
+    const deadline = Date.now() + timeoutMs;
+    for (let nacks = 0; ; nacks++) {
+      const from = this.frames.length;
+      this.send(frame);
+      const f = await this.next((x) => this.frames.indexOf(x) >= from && ((x.t === 'ack' && (x.seq as number) >= seq) || (x.t === 'nack' && x.seq === seq)), Math.max(1, deadline - Date.now())).catch((e: Error) => {
+        throw new Error(`no ack for batch ${seq} within ${timeoutMs} ms (${nacks} nacks): ${e.message}`);
+      });
+      if (f.t === 'ack') return f;
+      await new Promise((r) => setTimeout(r, Number(f.retry_after_ms ?? 250)));
+    }
+  }
+
   closed(timeoutMs = 5000): Promise<void> {
     if (this.closeCode !== undefined) return Promise.resolve();
     return new Promise((resolve, reject) => {

