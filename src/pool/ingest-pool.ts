@@ -175,6 +175,11 @@ export class IngestPool implements TaskRunner {
     return this.starting ? 1 : 0;
   }
 
+  /** each worker taking tasks, oldest first: tasks handed to it so far, held now, thread being replaced */
+  workerStats(): Array<{ id: number; tasks: number; inflight: number; recovering: boolean }> {
+    return this.lanes.map((l) => ({ id: l.id, tasks: l.tasks, inflight: l.inflight, recovering: l.recovering }));
+  }
+
   /** piscina's utilization, averaged over the workers there are */
   get utilization(): number {
     if (this.lanes.length === 0) return 0;
@@ -222,13 +227,24 @@ export class IngestPool implements TaskRunner {
 
   /**
    * The worker for the next task: the least busy ready one, the oldest when they tie, so a
-   * trickle stays on the first worker. The dispatcher never has more tasks out than the ready
+   * trickle stays on the first worker, and not one whose thread is being replaced after a crash
+   * while another can take it. The dispatcher never has more tasks out than the ready
    * workers can hold, so the pick always has room.
    */
   private route(): WorkerLane {
     let best = this.lanes[0];
     if (!best) throw new Error('ingest pool has no worker');
-    for (const l of this.lanes) if (l.inflight < best.inflight) best = l;
+    // a recovering lane counts as full: it gets work only when every other one is full too
+    const full = this.o.config.pool.concurrent_tasks_per_worker;
+    const load = (l: WorkerLane): number => l.inflight + (l.recovering ? full : 0);
+    let least = load(best);
+    for (const l of this.lanes) {
+      const n = load(l);
+      if (n < least) {
+        best = l;
+        least = n;
+      }
+    }
     return best;
   }
 

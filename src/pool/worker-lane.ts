@@ -27,6 +27,12 @@ export class WorkerLane {
   private readonly piscina: Piscina<WorkerTask, IngestResult | WarmupResult>;
   /** tasks handed over and not settled */
   inflight = 0;
+  /**
+   * A task failed here (its thread most likely died) and the replacement has not answered a no-op
+   * yet: routing sends work elsewhere meanwhile, or the next task would wait for a thread to load
+   * (tens to hundreds of ms) beside an idle worker, and a retried item would wait longest of all.
+   */
+  recovering = false;
   /** routable: the thread has loaded (lanes added under load are not given work before) */
   ready: boolean;
   private busyMs = 0;
@@ -71,11 +77,25 @@ export class WorkerLane {
     else if (n === 2) this.waitSince = performance.now();
     try {
       return await this.piscina.run(task);
+    } catch (err) {
+      this.recover();
+      throw err;
     } finally {
       const left = --this.inflight;
       if (left === 0) this.busyMs += performance.now() - this.busySince;
       else if (left === 1) this.waitMs += performance.now() - this.waitSince;
     }
+  }
+
+  /** Starts the replacement thread now (a lazy lane would wait for a task) and waits until it loaded. */
+  private recover(): void {
+    if (this.recovering) return;
+    this.recovering = true;
+    const done = (): void => {
+      this.recovering = false;
+    };
+    // a thread that cannot load fails this too: the lane takes work again rather than never
+    this.piscina.run({ kind: 'warmup', batches: 0 }).then(done, done);
   }
 
   /** ms during which a task waited inside this lane behind another, the wait under way included */

@@ -3,6 +3,7 @@ import type { App } from '../../src/app.js';
 import { expectBalanced, readAll } from '../helpers/accounting.js';
 import { batch, logRecord, Producer } from '../helpers/producer.js';
 import { startTestServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 let server: App;
 
@@ -56,3 +57,35 @@ describe('a worker that dies mid-batch', () => {
     await expectBalanced(server);
   }, 100_000);
 });
+
+describe('routing while a crashed worker is replaced', () => {
+  it("sends the retry to the live worker, not to the one whose thread is loading", async () => {
+    const s = await startTestServer({ pool: { threads: 2, min_threads: 2 } }, { faultInjection: true });
+    try {
+      const p = await Producer.connect(s.port);
+      await p.hello(`crash-route-${process.pid}`);
+      // both workers idle (their start-up warm-up done), so the first task goes to the first one
+      const before = await waitFor('idle workers', () => {
+        const w = s.pool.workerStats();
+        return w.every((x) => x.inflight === 0) ? w : null;
+      });
+      expect(before.map((w) => w.recovering)).toEqual([false, false]);
+      const marker = `crash-route-${Date.now()}`;
+      const ack = await p.sendUntilAcked(batch(0, { logs: [logRecord(1, { message: marker })] }, { page_url: 'gasoline:crash-once' }), 15_000);
+      expect(ack).toMatchObject({ seq: 0, accepted: 1 });
+      expect(s.pool.crashes).toBe(1);
+      const after = s.pool.workerStats();
+      // one task died on one worker, and its retry went to the other: before the fix both landed
+      // on the first worker, the retry waiting for the replacement thread to load
+      expect(after.map((w, i) => w.tasks - before[i]!.tasks)).toEqual([1, 1]);
+      // the replacement loads and the worker takes work again
+      await waitFor('the replacement thread loaded', () => s.pool.workerStats().every((w) => !w.recovering) || null);
+      expect((s.health() as { pool: { workers: { each: unknown[] } } }).pool.workers.each).toHaveLength(2);
+      p.close();
+      await expectBalanced(s);
+    } finally {
+      await s.close();
+    }
+  }, 60_000);
+});
+
