@@ -10,8 +10,10 @@ import { signatureHash } from '../../../src/domain/signals/signature-hash.js';
 import { topFrame } from '../../../src/domain/signals/signature.js';
 import type { Kind } from '../../../src/domain/kinds.js';
 import { RECORD_SCHEMAS, type IngestedRecord } from '../../../src/domain/wire/schemas.js';
-import { allocateDetectState, DetectState } from '../../../src/shm/detect-state.js';
-import { digitFoldedHashBefore, NoiseMapBefore, prng, signatureHashBefore, topFrameBefore } from './detect-oracle.js';
+import { allocateDetectState, DetectState, hash32 } from '../../../src/shm/detect-state.js';
+import { processBatchFrame } from '../../../src/domain/ingest/process.js';
+import { compileRedaction } from '../../../src/domain/redaction/index.js';
+import { digitFoldedHashBefore, hash32Before, NoiseMapBefore, prng, signatureHashBefore, topFrameBefore } from './detect-oracle.js';
 
 const T0 = 1_700_000_000_000;
 
@@ -66,6 +68,15 @@ describe('the hashes give the values they gave before', () => {
       expect(digitFoldedHash(s), JSON.stringify(s)).toBe(digitFoldedHashBefore(s));
     }
     for (const s of ['', '0', '00', 'a1', '1a', `${'x'.repeat(299)}12345`, `${'x'.repeat(300)}9`, '12 34 56']) expect(digitFoldedHash(s), s).toBe(digitFoldedHashBefore(s));
+  });
+
+  it('hash32 (the shared table\'s keys): every generated text', () => {
+    const r = prng(3);
+    for (let i = 0; i < 2000; i++) {
+      const s = text(r, 200);
+      expect(hash32(s), JSON.stringify(s)).toBe(hash32Before(s));
+    }
+    expect(hash32('')).toBe(hash32Before(''));
   });
 
   it('topFrame: generated stacks, URLs on any line, extension frames, more lines than it reads', () => {
@@ -205,5 +216,22 @@ describe('the shortcuts keep what they feed', () => {
     see(d, 'network', { method: 'GET', url: 'http://three.test/z?token=1', status: 200, duration: 1 }, 'https://app.test/');
     const titles = d.take().map((e) => e.alert.title);
     expect(titles).toEqual(['Security: credentials in URL (userinfo) (u:p@one.test)', 'Security: credential-like query parameter in URL (three.test)', 'Security: mixed content (http request from an https page) (three.test)']);
+  });
+});
+
+describe('the worker path hands detection each record with its kind', () => {
+  it('one wrapper per array: every call sees its own record and kind, in order', () => {
+    const seen: Array<[string, unknown]> = [];
+    const frame = {
+      t: 'batch',
+      seq: 1,
+      page_url: 'https://app.test/',
+      logs: [0, 1, 2].map((i) => ({ ts: T0 + i, level: 'log', type: 'console', message: `line ${i}` })),
+      network: [0, 1].map((i) => ({ ts: T0 + i, method: 'GET', url: `https://api.test/${i}`, status: 200, duration: 1 })),
+    };
+    const out = processBatchFrame(frame as never, { recvTime: T0, redactor: compileRedaction(), limits: { max_events_per_batch: 100, max_errors_per_ack: 10 }, detect: (r) => seen.push([r.kind, r.rec]) });
+    expect(out.records).toHaveLength(5);
+    expect(seen.map(([k, rec]) => `${k} ${(rec as { message?: string; url?: string }).message ?? (rec as { url: string }).url}`)).toEqual(['logs line 0', 'logs line 1', 'logs line 2', 'network https://api.test/0', 'network https://api.test/1']);
+    expect(new Set(seen.map(([, rec]) => rec)).size).toBe(5);
   });
 });

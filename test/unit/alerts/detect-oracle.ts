@@ -95,6 +95,15 @@ export function topFrameBefore(stack: string | undefined): string {
   return '';
 }
 
+export function hash32Before(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h === 0 ? 1 : h | 0;
+}
+
 /** The noise count as a Map of {start, count}, bounded at `max` keys by emptying it. */
 export class NoiseMapBefore {
   private readonly m = new Map<number, { start: number; count: number }>();
