@@ -52,9 +52,9 @@ export function allocateDetectState(): DetectStateBuffers {
   };
 }
 
-/** FNV-1a, 32 bits, never 0 (0 marks an empty slot) */
+/** FNV-1a, 32 bits, never 0 (0 marks an empty slot). The basis as the int32 it is: as a double it kept the loop in doubles. */
 export function hash32(s: string): number {
-  let h = 0x811c9dc5;
+  let h = -2128831035; // 0x811c9dc5
   for (let i = 0; i < s.length; i++) {
     h ^= s.charCodeAt(i);
     h = Math.imul(h, 0x01000193);

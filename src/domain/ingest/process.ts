@@ -20,7 +20,10 @@ export interface IngestContext {
   recvTime: number;
   redactor: Redactor;
   limits: IngestLimits;
-  /** sees every stored record once, redacted and cut to size (anomaly detection) */
+  /**
+   * sees every stored record once, redacted and cut to size (anomaly detection). `r` is one
+   * wrapper per array, its `rec` replaced record by record: keep `r.rec`, never `r`.
+   */
   detect?: (r: IngestedRecord, pageUrl: string | undefined) => void;
 }
 
@@ -96,10 +99,17 @@ function processArray<K extends Kind>(kind: K, arr: unknown[], tab: number, page
   const id = kindId(kind);
   const recs = validateRecords(kind, arr, pageUrl, ctx, out);
   redactRecords(kind, recs, ctx, out);
+  const detect = ctx.detect;
+  // one wrapper for the array, not one per record: detection keeps the record, not the wrapper
+  const seen: { kind: K; rec: IngestedRecordOf<K> } | undefined = detect && recs.length ? { kind, rec: recs[0]! } : undefined;
   for (let j = 0; j < recs.length; j++) {
     const safe = recs[j]!;
     normalizeRecord(kind, safe);
-    ctx.detect?.(tagged(kind, safe), pageUrl);
+    if (seen) {
+      seen.rec = safe;
+      // TS cannot pair a generic K with its record in the IngestedRecord union on its own
+      detect!(seen as unknown as IngestedRecord, pageUrl);
+    }
   }
   encodeRecords(id, recs, tab, out.records);
 }
@@ -229,11 +239,6 @@ function cutPoints(json: string, n: number): Int32Array | null {
     cuts[count++] = at;
   }
   return count === n - 1 ? cuts : null;
-}
-
-/** A record with its kind beside it; TS cannot pair a generic K with its record on its own. */
-function tagged<K extends Kind>(kind: K, rec: IngestedRecordOf<K>): IngestedRecord {
-  return { kind, rec } as unknown as IngestedRecord;
 }
 
 /**

@@ -17,12 +17,25 @@ export function normalizeMessage(msg: string): string {
   return s.replace(/\s+/g, ' ').trim();
 }
 
-/** The first stack frame that is not our own wrapper, as "file:line". */
+const FRAME = /\(?((?:https?|file|chrome-extension):\/\/[^\s)]+?):(\d+)(?::\d+)?\)?\s*$/;
+
+/**
+ * The first stack frame that is not our own wrapper, as "file:line": the first of lines 2–8 that
+ * ends in a URL with a line number. Only a line holding "://" can, so the others are not split
+ * out or matched (the workers ask this of every error they ingest).
+ */
 export function topFrame(stack: string | undefined): string {
   if (!stack) return '';
-  for (const line of stack.split('\n').slice(1, 8)) {
-    const m = /\(?((?:https?|file|chrome-extension):\/\/[^\s)]+?):(\d+)(?::\d+)?\)?\s*$/.exec(line.trim());
+  let nl = stack.indexOf('\n');
+  let url = nl < 0 ? -1 : stack.indexOf('://', nl);
+  for (let line = 1; line < 8 && nl >= 0 && url >= 0; line++) {
+    const start = nl + 1;
+    nl = stack.indexOf('\n', start);
+    const end = nl < 0 ? stack.length : nl;
+    if (url >= end) continue;
+    const m = FRAME.exec(stack.slice(start, end).trim());
     if (m && !m[1]!.startsWith('chrome-extension://')) return `${m[1]!.replace(/\?.*$/, '')}:${m[2]}`;
+    if (nl >= 0) url = stack.indexOf('://', nl);
   }
   return '';
 }
