@@ -77,11 +77,7 @@ describe.skipIf(!hasChromium)('pairing in Chromium', () => {
       expect(JSON.stringify(frames)).not.toContain('impostor-marker');
       expect(await popupPairing()).toMatch(/not sending \(pairing\) \| Not sending: the server on this port is NOT the gasoline we are paired with/);
     } finally {
-      // The extension closes each refused socket itself; closing ours with one open would leave
-      // TIME_WAIT on the port, which uWS (no SO_REUSEADDR) could not bind for a minute.
-      await waitFor('no socket open to the impostor', () => wss.clients.size === 0, 30_000).catch(() => undefined);
-      await new Promise<void>((r) => wss.close(() => r()));
-      for (const c of wss.clients) c.terminate();
+      await closeImpostor(wss);
     }
   }, 90_000);
 
@@ -133,6 +129,28 @@ describe.skipIf(!hasChromium)('pairing in Chromium', () => {
   }, 60_000);
 
 });
+
+/**
+ * Stops listening first, so the extension's retries meet a closed port instead of opening sockets
+ * faster than they close (waiting for "no socket open" while still listening could run out, and was
+ * swallowed), then waits for the extension to close the sockets it has: it closes each refused one
+ * itself. ws calls back once the listener and every connection are gone, so the paired server the
+ * next test starts on this port binds beside nothing of the impostor's. Not swallowed: a socket
+ * still open after 30 s is cut and the wait fails, saying how many.
+ */
+async function closeImpostor(wss: WebSocketServer): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const t = setTimeout(() => {
+      const open = wss.clients.size;
+      for (const c of wss.clients) c.terminate();
+      reject(new Error(`${open} socket(s) to the impostor still open 30 s after it stopped listening`));
+    }, 30_000);
+    wss.close(() => {
+      clearTimeout(t);
+      resolve();
+    });
+  });
+}
 
 /**
  * A real process on the port without the key: answers hello with a welcome whose proof is made up

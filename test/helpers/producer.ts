@@ -108,22 +108,35 @@ export class Producer {
   }
 
   /**
-   * Sends a batch and waits for its ack, resending it after each nack once `retry_after_ms` has
-   * passed, as PROTOCOL.md asks of a producer (and the extension's transport does): under load a
-   * batch that waited behind its session's previous one for longer than max_queue_delay_ms is
-   * refused `overloaded`, and a test that only waits for the ack would wait for ever.
+   * Sends a batch (or several, in order, without waiting between them) and waits for the ack that
+   * covers the last, resending after each nack once `retry_after_ms` has passed, as PROTOCOL.md asks
+   * of a producer (and the extension's transport does): under load a batch that waited behind its
+   * session's previous one for longer than max_queue_delay_ms, or arrived while the pool's queue was
+   * that old, is refused `overloaded`, every later one of the session `out_of_order`, and a test
+   * that only waits for the ack would wait for ever. One pause covers the nacks of the batches
+   * behind it; the resend starts at `resume_from_seq` (never below what is already acked). An
+   * `overloaded` error frame (no item slot free: it names no seq) counts as a nack of them all.
    */
-  async sendUntilAcked(frame: Record<string, unknown>, timeoutMs = 5000): Promise<ServerFrame> {
-    const seq = frame.seq as number;
+  async sendUntilAcked(frames: Record<string, unknown> | Array<Record<string, unknown>>, timeoutMs = 5000): Promise<ServerFrame> {
+    const list = Array.isArray(frames) ? frames : [frames];
+    const seqs = list.map((f) => f.seq as number);
+    const last = seqs[seqs.length - 1]!;
     const deadline = Date.now() + timeoutMs;
+    let acked = seqs[0]! - 1;
     for (let nacks = 0; ; nacks++) {
       const from = this.frames.length;
-      this.send(frame);
-      const f = await this.next((x) => this.frames.indexOf(x) >= from && ((x.t === 'ack' && (x.seq as number) >= seq) || (x.t === 'nack' && x.seq === seq)), Math.max(1, deadline - Date.now())).catch((e: Error) => {
-        throw new Error(`no ack for batch ${seq} within ${timeoutMs} ms (${nacks} nacks): ${e.message}`);
+      for (const f of list) if ((f.seq as number) > acked) this.send(f);
+      const refusal = (x: ServerFrame): boolean => (x.t === 'nack' && seqs.includes(x.seq as number)) || (x.t === 'error' && x.code === 'overloaded');
+      const f = await this.next((x) => this.frames.indexOf(x) >= from && ((x.t === 'ack' && (x.seq as number) >= last) || refusal(x)), Math.max(1, deadline - Date.now())).catch((e: Error) => {
+        throw new Error(`no ack for batch ${last} within ${timeoutMs} ms (${nacks} nacks): ${e.message}`);
       });
       if (f.t === 'ack') return f;
       await new Promise((r) => setTimeout(r, Number(f.retry_after_ms ?? 250)));
+      // what the server took meanwhile (acks are cumulative) is not sent again
+      for (const x of this.frames.slice(from)) if (x.t === 'ack') acked = Math.max(acked, x.seq as number);
+      if (acked >= last) return this.frames.slice(from).find((x) => x.t === 'ack' && (x.seq as number) >= last)!;
+      // resume_from_seq is the session's applied seq + 1: what lies below it is taken
+      for (const x of this.frames.slice(from)) if (x.t === 'nack' && typeof x.resume_from_seq === 'number') acked = Math.max(acked, x.resume_from_seq - 1);
     }
   }
 

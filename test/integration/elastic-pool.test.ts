@@ -102,8 +102,7 @@ describe('the elastic ingest pool', () => {
     // after the shrink it still ingests, on the one worker left
     const p = await Producer.connect(s.port);
     await p.hello(`after-${process.pid}`);
-    p.send(batch(0, { logs: [logRecord(1, { message: `${tag}-after` })] }));
-    expect(await p.ackFor(0, 10_000)).toMatchObject({ seq: 0, accepted: 1 });
+    expect(await p.sendUntilAcked(batch(0, { logs: [logRecord(1, { message: `${tag}-after` })] }), 10_000)).toMatchObject({ seq: 0, accepted: 1 });
     p.close();
   }, 60_000);
 
@@ -117,8 +116,8 @@ describe('the elastic ingest pool', () => {
     await quiet.hello(`crash-quiet-${process.pid}`);
     const marker = `https://crash.test/${tag}`;
     // a kind the busy producers do not send, so the small test ring still holds it at the end
-    quiet.send(batch(0, { network: [{ ts: Date.now(), method: 'GET', url: marker, status: 200, duration: 4 }] }, { page_url: 'gasoline:crash-once' }));
-    expect(await quiet.ackFor(0, 15_000)).toMatchObject({ seq: 0, accepted: 1 });
+    // resent on a nack: the busy producers keep the pool's queue long enough to refuse it overloaded
+    expect(await quiet.sendUntilAcked(batch(0, { network: [{ ts: Date.now(), method: 'GET', url: marker, status: 200, duration: 4 }] }, { page_url: 'gasoline:crash-once' }), 15_000)).toMatchObject({ seq: 0, accepted: 1 });
     expect(s.pool.crashes).toBeGreaterThanOrEqual(1);
     await waitFor('the pool reaches its max after the crash', () => s.pool.threads === 3, 20_000);
     for (const l of loads) await l.stop();

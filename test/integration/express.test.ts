@@ -69,8 +69,8 @@ describe('express board under load', () => {
     const marker = `https://quiet.test/${Date.now()}`;
     const before = { ...server.pool.express!.stats };
     for (let i = 0; i < 30; i++) {
-      quiet.send(batch(i, { network: [net(`${marker}/${i}`)] }));
-      const ack = await quiet.ackFor(i, 10_000);
+      // resent on a nack: the busy producer can keep the pool's queue over max_queue_delay_ms
+      const ack = await quiet.sendUntilAcked(batch(i, { network: [net(`${marker}/${i}`)] }), 10_000);
       expect(ack).toMatchObject({ seq: i, accepted: 1, rejected: 0 });
       await sleep(10); // pacing: a quiet producer sends now and then, between the busy one's batches
     }
@@ -96,10 +96,9 @@ describe('express board under load', () => {
     await quiet.hello(`crash-${process.pid}`);
     const marker = `https://crash.test/${Date.now()}`;
     const orphaned = server.pool.express!.stats.orphaned;
-    quiet.send(batch(0, { network: [net(marker)] }, { page_url: 'gasoline:crash-once' }));
-    expect(await quiet.ackFor(0, 15_000)).toMatchObject({ seq: 0, accepted: 1 });
-    quiet.send(batch(1, { network: [net(marker)] }));
-    expect(await quiet.ackFor(1, 15_000)).toMatchObject({ seq: 1, accepted: 1 });
+    // resent on a nack: under the busy load, and while the dead worker's successor loads
+    expect(await quiet.sendUntilAcked(batch(0, { network: [net(marker)] }, { page_url: 'gasoline:crash-once' }), 15_000)).toMatchObject({ seq: 0, accepted: 1 });
+    expect(await quiet.sendUntilAcked(batch(1, { network: [net(marker)] }), 15_000)).toMatchObject({ seq: 1, accepted: 1 });
     const nacks = await load.stop();
     // the busy producer's batches that shared the dead worker's task were retried in order
     expect(nacks.filter((c) => c === 'out_of_order')).toEqual([]);

@@ -177,9 +177,9 @@ describe('gasoline export har against a real daemon', () => {
       await waitFor('the daemon answers /health', async () => (await health(port))?.status === 'ok', 20_000);
       const p = await Producer.connect(port);
       await p.hello('har-cli');
-      p.send(batch(0, request(1, '/cli/one')));
-      p.send(batch(1, request(2, '/cli/two')));
-      await p.ackFor(1);
+      // together, resent on a nack: batch 1 waits behind batch 0, and when that one's task takes
+      // over max_queue_delay_ms (a daemon just started, a loaded machine) it is refused overloaded
+      await p.sendUntilAcked([batch(0, request(1, '/cli/one')), batch(1, request(2, '/cli/two'))]);
       p.close();
       const file = join(sb.dir, 'cli.har');
       const cli = (extra: string[]) => runGasolineAsync(['export', 'har', '--port', String(port), '--state-dir', sb.stateDir, ...extra]);

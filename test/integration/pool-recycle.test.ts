@@ -26,8 +26,10 @@ const workers = (s: App) => (s.health() as { pool: { workers: { now: number; rec
 async function send(port: number, session: string, tag: string, n: number, per: number): Promise<void> {
   const p = await Producer.connect(port);
   await p.hello(session);
-  for (let seq = 0; seq < n; seq++) p.send(batch(seq, { logs: Array.from({ length: per }, (_, i) => logRecord(i, { message: `${tag} ${seq} ${i}` })) }));
-  expect(await p.ackFor(n - 1, 15_000)).toMatchObject({ seq: n - 1 });
+  // all at once, resent from where a nack says: a batch queued behind the others while a recycled
+  // worker's successor loads waits over max_queue_delay_ms and is refused overloaded
+  const frames = Array.from({ length: n }, (_, seq) => batch(seq, { logs: Array.from({ length: per }, (_, i) => logRecord(i, { message: `${tag} ${seq} ${i}` })) }));
+  expect(await p.sendUntilAcked(frames, 15_000)).toMatchObject({ seq: n - 1 });
   p.close();
 }
 

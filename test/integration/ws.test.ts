@@ -115,9 +115,9 @@ describe('batches', () => {
     await p.hello(session);
     p.send(batch(0, { logs: [logRecord(1, { message: marker })] }));
     await p.ackFor(0);
-    p.send(batch(0, { logs: [logRecord(1, { message: marker })] }));
-    p.send(batch(1, { logs: [logRecord(2, { message: marker })] }));
-    await p.ackFor(1);
+    // together, resent on a nack: batch 1 queued behind the duplicate is refused overloaded when
+    // that one's task took over max_queue_delay_ms (a loaded machine)
+    await p.sendUntilAcked([batch(0, { logs: [logRecord(1, { message: marker })] }), batch(1, { logs: [logRecord(2, { message: marker })] })]);
     p.close();
     // reconnect: the welcome says where to resume, and an old batch is still not stored twice
     const q = await connect();
@@ -213,10 +213,9 @@ describe('bad input: a specific error, counted, and the connection keeps working
       const ps = opened.map((o) => o.p);
       const welcomes = opened.map((o) => o.welcome);
       expect(welcomes.every((w) => w.t === 'welcome')).toBe(true);
-      await Promise.all(ps.slice(0, 50).map(async (p, i) => {
-        p.send(batch(0, { logs: [logRecord(i)] }));
-        await p.ackFor(0);
-      }));
+      // 50 sessions at once: the pool's queue can grow older than max_queue_delay_ms, and a
+      // batch that arrives then is refused overloaded and resent
+      await Promise.all(ps.slice(0, 50).map((p, i) => p.sendUntilAcked(batch(0, { logs: [logRecord(i)] }))));
       for (const p of ps) p.close();
       const h = burst.health() as { status: string };
       expect(h.status).toBe('ok');
