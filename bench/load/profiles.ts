@@ -313,6 +313,9 @@ export function memoryBudgetMb(health: Awaited<ReturnType<typeof getHealth>>): n
  * Saturate measures ingest, which a bridge does not touch, so it runs --standalone: then
  * `--compare` measures it on builds from before the bridge too.
  */
+/** rates beyond the planned ones a machine that nacks none of them gets (×1.25 each) */
+const EXTRA_STEPS = 4;
+
 export async function runSaturate(o: { root: string; port: number; rates: number[]; stepMs: number; probeEveryMs: number; serverThreads?: number }): Promise<SaturateResult> {
   const mcp = await startServer(o.root, o.port, o.serverThreads, 'standalone');
   try {
@@ -358,6 +361,9 @@ export async function runSaturate(o: { root: string; port: number; rates: number
       if (nacked > 0) {
         holding = true;
         plan.splice(i + 1, plan.length, rate);
+      } else if (i === plan.length - 1 && plan.length < o.rates.length + EXTRA_STEPS) {
+        // no nack yet at the plan's top: a faster machine; the proof needs the overload, so go on
+        plan.push(Math.round((rate * 1.25) / 50_000) * 50_000);
       }
       await settled(o.port, 5000); // let the queue empty between steps
     }

@@ -9,7 +9,9 @@
  *           (a neighbour only ever adds CPU time to a round, never takes it away);
  *   push:   send → notification line on stdout, sequential samples like the push probe's, against
  *           the reference, in the same seconds as the floor profile's; its push percentiles are
- *           divided by these.
+ *           divided by these. Twice: the plain reference, and the same along the hops a push
+ *           behind a bridge takes (`--hops`: a worker thread and a relay process), whose ratio
+ *           does not move with the machine's wake-up cost (reference-server.ts).
  */
 import { createInterface } from 'node:readline';
 import { performance } from 'node:perf_hooks';
@@ -95,8 +97,8 @@ const packr = new Packr({ useRecords: true });
  * The push probe's shape without MCP: one frame holding one 5xx network record with a unique URL,
  * stamped at send; the sample ends when the reference's stdout line naming that URL is read.
  */
-export async function runPushReference(o: { port: number; durationMs: number; intervalMs: number; timeoutMs?: number }): Promise<PushRefResult> {
-  const srv = await startServer({ kind: 'reference', port: o.port });
+export async function runPushReference(o: { port: number; durationMs: number; intervalMs: number; timeoutMs?: number; hops?: boolean }): Promise<PushRefResult> {
+  const srv = await startServer({ kind: 'reference', port: o.port, hops: o.hops });
   const timeoutMs = o.timeoutMs ?? 2000;
   const ws = new WebSocket(`ws://127.0.0.1:${o.port}/ws`, { perMessageDeflate: false });
   try {

@@ -36,6 +36,8 @@ export interface SpawnOptions {
   startTimeoutMs?: number;
   /** gasoline only: a state dir prepared by the caller (a pairing secret preseeded); default a scratch one */
   stateDir?: string;
+  /** reference only: along Gasoline's hops behind a bridge (reference-server.ts, `--hops`) */
+  hops?: boolean;
 }
 
 export async function startServer(o: SpawnOptions): Promise<ServerProc> {
@@ -43,7 +45,7 @@ export async function startServer(o: SpawnOptions): Promise<ServerProc> {
     o.kind === 'gasoline'
       ? [join(o.root ?? ROOT, 'bin/gasoline'), '--server', '--port', String(o.port)]
       : o.kind === 'reference'
-        ? [join(ROOT, 'dist/bench/load/reference-server.js'), '--port', String(o.port)]
+        ? [join(ROOT, 'dist/bench/load/reference-server.js'), '--port', String(o.port), ...(o.hops ? ['--hops'] : [])]
         : [join(ROOT, 'dist/bench/load/ceiling-server.js'), '--port', String(o.port), ...(o.seqOffset !== undefined ? ['--seq-offset', String(o.seqOffset)] : [])];
   const env: NodeJS.ProcessEnv = {
     ...process.env,

@@ -1,11 +1,14 @@
 /**
  * Issue 22's references are only worth dividing by if they do the work they claim: the reference
  * server decodes every batch and acks its own seq and record count, pushes a line for a probe's
- * 5xx record and nothing else, parses POST /logs; the push reference times that line.
+ * 5xx record and nothing else, parses POST /logs; the push reference times that line. `--hops`
+ * does the same through a worker thread and a relay process, and leaves neither behind.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Packr, unpack } from 'msgpackr';
 import WebSocket from 'ws';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { freePort, getHealth, startServer, type ServerProc } from '../../bench/load/server-proc.js';
 import { runPushReference } from '../../bench/load/references.js';
@@ -14,11 +17,22 @@ import { waitFor } from '../helpers/wait-for.js';
 
 const packr = new Packr({ useRecords: true });
 
-describe('the reference server', () => {
+/** the pids whose parent is `pid` */
+function children(pid: number): number[] {
+  try {
+    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
+  } catch {
+    return []; // pgrep exits 1 when there is none
+  }
+}
+
+const threads = (pid: number): number => Number(/^Threads:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
+
+describe.each([false, true])('the reference server (hops: %s)', (hops) => {
   let srv: ServerProc;
   const lines: string[] = [];
   beforeAll(async () => {
-    srv = await startServer({ kind: 'reference', port: await freePort() });
+    srv = await startServer({ kind: 'reference', port: await freePort(), hops });
     createInterface({ input: srv.child.stdout! }).on('line', (l) => lines.push(l));
   });
   afterAll(() => srv?.stop());
@@ -52,11 +66,35 @@ describe('the reference server', () => {
     const r = await fetch(`http://127.0.0.1:${srv.port}/logs`, { method: 'POST', body: JSON.stringify({ entries: [{ a: 1 }, { b: 2 }, { c: 3 }] }) });
     expect(await r.json()).toEqual({ received: 3, accepted: 3, rejected: 0 });
   });
+
+  it.runIf(hops)('takes the hops: a relay process writes the lines, and goes with the server', async () => {
+    const relays = children(srv.pid);
+    expect(relays).toHaveLength(1);
+    // one more thread than the plain server: the worker the batches cross to (the plain one, same node, measured beside it)
+    const plain = await startServer({ kind: 'reference', port: await freePort() });
+    try {
+      expect(threads(srv.pid)).toBeGreaterThan(threads(plain.pid));
+      expect(children(plain.pid)).toEqual([]);
+    } finally {
+      await plain.stop();
+    }
+    await srv.stop();
+    await waitFor('relay gone', () => (children(srv.pid).length === 0 && !relays.some((p) => existsPid(p)) ? true : null), 5000);
+  });
 });
 
-describe('the push reference', () => {
+function existsPid(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe.each([false, true])('the push reference (hops: %s)', (hops) => {
   it('times each probe from send to its stdout line', async () => {
-    const r = await runPushReference({ port: await freePort(), durationMs: 300, intervalMs: 5 });
+    const r = await runPushReference({ port: await freePort(), durationMs: 300, intervalMs: 5, hops });
     expect(r.samples).toBeGreaterThanOrEqual(10);
     expect(r.missed).toBe(0);
     expect(r.push_latency.count).toBe(r.samples);
