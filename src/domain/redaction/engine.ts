@@ -59,8 +59,14 @@ export const TEXT_FIELDS: Record<Kind, readonly string[]> = {
 };
 const ENCODED = /%[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|\\\/|\+/;
 
-/** Pushes the text of a record's TEXT_FIELDS, in order, onto `parts`; true when an object key names a secret. */
-type Gather = (rec: Record<string, unknown>, parts: string[], collect: (v: unknown, out: string[], depth: number) => boolean) => boolean;
+/**
+ * Pushes the text of a record's TEXT_FIELDS, in order, onto `parts`; true when an object key names
+ * a secret. A string field equal to the same field of the previous record (`last[j]`) is not
+ * pushed: it goes once into `shared` (`slot[j]`: its index there, -1 until it repeats) and the
+ * pair (record i, that index) into `uses`, for one look shared by every record that repeats it (a batch's
+ * page URL sits in every record).
+ */
+type Gather = (rec: Record<string, unknown>, i: number, parts: string[], collect: (v: unknown, out: string[], depth: number) => boolean, last: unknown[], slot: Int32Array, shared: string[], uses: number[]) => boolean;
 
 /**
  * One gatherer per kind, compiled once from its field list so that each field is read by name:
@@ -68,18 +74,34 @@ type Gather = (rec: Record<string, unknown>, parts: string[], collect: (v: unkno
  * of them absent, ~6 % of redaction on the bench's records. Most fields are absent or a string: no
  * call for those. The names are this file's constants, never input.
  */
-function compileGather(fields: readonly string[]): Gather {
-  const body = fields.map((f) => `v = rec[${JSON.stringify(f)}];\nif (typeof v === 'string') parts.push(v);\nelse if (v !== undefined && v !== null && typeof v === 'object') keyed = collect(v, parts, 0) || keyed;`);
-  return new Function('rec', 'parts', 'collect', `let keyed = false;\nlet v;\n${body.join('\n')}\nreturn keyed;`) as Gather;
+function compileGather(fields: readonly string[], repeats: readonly string[]): Gather {
+  const body = fields.map((f, j) => {
+    const str = repeats.includes(f) ? `{ if (v === last[${j}]) { if (slot[${j}] === -1) { slot[${j}] = shared.length; shared.push(v); } uses.push(i, slot[${j}]); } else { last[${j}] = v; slot[${j}] = -1; parts.push(v); } }` : 'parts.push(v);';
+    return `v = rec[${JSON.stringify(f)}];\nif (typeof v === 'string') ${str}\nelse if (v !== undefined && v !== null && typeof v === 'object') keyed = collect(v, parts, 0) || keyed;`;
+  });
+  return new Function('rec', 'i', 'parts', 'collect', 'last', 'slot', 'shared', 'uses', `let keyed = false;\nlet v;\n${body.join('\n')}\nreturn keyed;`) as Gather;
 }
 
-const GATHER = Object.fromEntries(Object.entries(TEXT_FIELDS).map(([k, f]) => [k, compileGather(f)])) as Record<Kind, Gather>;
+/**
+ * The fields that repeat from record to record in a batch: the page's URL (a socket's for
+ * ws_events). Comparing every field with the previous record's cost more than it saved (a string
+ * compare is a call; a message or a request URL rarely repeats).
+ */
+const REPEATS: Record<Kind, readonly string[]> = { logs: ['url'], ext_logs: ['url'], network: ['page_url'], network_bodies: [], ws_events: ['url'], actions: ['url'], perf: ['url'] };
+
+/** how many clean repeated strings an engine remembers, and the longest it keeps */
+const CLEAN_KEPT = 8;
+const CLEAN_MAX = 2048;
+
+const GATHER = Object.fromEntries(Object.entries(TEXT_FIELDS).map(([k, f]) => [k, compileGather(f, REPEATS[k as Kind])])) as Record<Kind, Gather>;
 
 export class RedactionEngine {
   private readonly rules: Array<Rule | UserRule>;
   private readonly allow: Set<string>;
   private readonly userPatterns: UserPattern[];
   private readonly tally = new Map<string, number>();
+  /** repeated strings the pre-filter found nothing in (markShared) */
+  private readonly clean: string[] = [];
 
   /**
    * `builtins: false` is the read-time engine (src/domain/redaction/read-rules.ts): only the user
@@ -133,12 +155,23 @@ export class RedactionEngine {
     const starts = new Int32Array(n);
     const parts: string[] = [];
     const gather = GATHER[kind];
+    const fields = TEXT_FIELDS[kind].length;
+    // A string field that repeats the previous record's is looked at once, on its own, in a second
+    // text (`shared`); each record that repeats it takes that verdict. The same string gets the same
+    // verdict wherever it sits: the rules apply field by field, and the pre-filter reads a field
+    // the same between the same '\n' boundaries. What only its neighbours in the record could add
+    // (a match across two fields, runs counted per record) no rule applies to.
+    const last: unknown[] = new Array<unknown>(fields);
+    const slot = new Int32Array(fields).fill(-1);
+    const shared: string[] = [];
+    /** pairs: record, index in `shared` */
+    const uses: number[] = [];
     let at = 0;
     for (let i = 0; i < n; i++) {
       starts[i] = at;
       const from = parts.length;
       const rec = recs[i]!;
-      if (gather(rec, parts, collect)) hit[i] = 1;
+      if (gather(rec, i, parts, collect, last, slot, shared, uses)) hit[i] = 1;
       // the argument list glued together goes through the same one scan: a token split in two
       if (Array.isArray(rec.args)) {
         if (hasLabel(rec.args)) hit[i] = 1;
@@ -151,7 +184,50 @@ export class RedactionEngine {
         at += 1;
       }
     }
-    const text = parts.join('\n');
+    this.mark(parts.join('\n'), starts, hit);
+    if (shared.length) {
+      const sharedHit = this.markShared(shared);
+      if (sharedHit !== null) for (let u = 0; u < uses.length; u += 2) if (sharedHit[uses[u + 1]!] === 1) hit[uses[u]!] = 1;
+    }
+    return hit;
+  }
+
+  /**
+   * The verdicts for the repeated strings, each looked at alone; null when none may hold a secret.
+   * The page URL repeats from batch to batch as well: a string found clean is remembered (the
+   * last CLEAN_KEPT, each ≤ CLEAN_MAX characters), and its verdict is the same next time, since
+   * it depends on nothing but the string and this engine's rules, which never change.
+   */
+  private markShared(shared: string[]): Uint8Array | null {
+    const m = shared.length;
+    const look: string[] = [];
+    const at: number[] = [];
+    for (let k = 0; k < m; k++) {
+      const v = shared[k]!;
+      if (!this.clean.includes(v)) {
+        look.push(v);
+        at.push(k);
+      }
+    }
+    if (look.length === 0) return null;
+    const starts = new Int32Array(look.length);
+    for (let k = 1; k < look.length; k++) starts[k] = starts[k - 1]! + look[k - 1]!.length + 1;
+    const lookHit = new Uint8Array(look.length);
+    this.mark(look.join('\n'), starts, lookHit);
+    const sharedHit = new Uint8Array(m);
+    for (let k = 0; k < look.length; k++) {
+      if (lookHit[k] === 1) sharedHit[at[k]!] = 1;
+      else if (look[k]!.length <= CLEAN_MAX) {
+        if (this.clean.length >= CLEAN_KEPT) this.clean.shift();
+        this.clean.push(look[k]!);
+      }
+    }
+    return sharedHit;
+  }
+
+  /** Every check of the pre-filter over texts joined by '\n', text r starting at starts[r]. */
+  private mark(text: string, starts: Int32Array, hit: Uint8Array): void {
+    const n = starts.length;
     markTriggered(text, starts, hit);
     if (this.userPatterns.length) markUserRules(text, starts, hit, this.userPatterns);
     this.markEncoded(text, starts, hit);
@@ -163,7 +239,6 @@ export class RedactionEngine {
         if ((sub.indexOf('%') >= 0 || sub.indexOf('\\') >= 0) && ENCODED.test(sub) && this.mayHoldDecoded(sub)) hit[i] = 1;
       }
     }
-    return hit;
   }
 
   /**

@@ -30,7 +30,8 @@ for (const w of KEYWORDS) {
   FIRST[w[0]!] = 1;
 }
 
-function isSpace(c: number): boolean {
+/** JavaScript's `\s` (and what `trim` removes), for one UTF-16 code unit */
+export function isSpace(c: number): boolean {
   return c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
 }
 
