@@ -105,20 +105,22 @@ async function serve(): Promise<void> {
 
   let out: { write: (s: string) => unknown } = process.stdout;
   let worker: Worker | null = null;
-  // the worker answers in order, so its answers pair with this queue's heads
-  const waiting: Array<WebSocket<Conn>> = [];
+  // the worker answers in order, so its answers pair with this queue's heads; the connection's
+  // own data is kept beside it: uWS says a socket may not be used after its close event, its
+  // user data included (this build tolerates it; the contract does not)
+  const waiting: Array<{ ws: WebSocket<Conn>; c: Conn }> = [];
   if (hops) {
     out = await startRelay();
     worker = new Worker(fileURLToPath(import.meta.url), { stdout: true, stderr: true });
     worker.on('message', (a: { seq: unknown; n: number; urls: string[] }) => {
-      const ws = waiting.shift();
+      const from = waiting.shift();
       for (const url of a.urls) push(url);
       if (a.seq === null) {
         stats.bad_frames++;
         return;
       }
       stats.events += a.n;
-      if (ws && !ws.getUserData().closed) ws.send(packr.pack({ t: 'ack', seq: a.seq, accepted: a.n, rejected: 0 }), true);
+      if (from && !from.c.closed) from.ws.send(packr.pack({ t: 'ack', seq: a.seq, accepted: a.n, rejected: 0 }), true);
     });
     worker.on('error', (e) => {
       process.stderr.write(`reference: worker failed: ${String(e)}\n`);
@@ -145,7 +147,7 @@ async function serve(): Promise<void> {
       if (worker && c.helloed) {
         // the frame's bytes live only in this callback: a copy crosses, transferred
         const frame = new Uint8Array(msg.slice(0));
-        waiting.push(ws);
+        waiting.push({ ws, c });
         worker.postMessage(frame, [frame.buffer]);
         return;
       }

@@ -67,6 +67,29 @@ describe.each([false, true])('the reference server (hops: %s)', (hops) => {
     expect(await r.json()).toEqual({ received: 3, accepted: 3, rejected: 0 });
   });
 
+  it.runIf(hops)('a connection gone while its batches are with the worker: the answers find it closed, the server lives', async () => {
+    const ws = new WebSocket(`ws://127.0.0.1:${srv.port}/ws`);
+    await new Promise((r) => ws.once('open', r));
+    ws.send(packr.pack({ t: 'hello', v: 1, client: 'test', version: '1', session: 'gone' }));
+    await new Promise((r) => ws.once('message', r));
+    // heavy enough that the worker is still decoding them when the close arrives (~1 ms each)
+    const now = Date.now();
+    const frame = packr.pack({ t: 'batch', seq: 1, sent_at: now, logs: Array.from({ length: 1000 }, (_, i) => ({ ts: now, level: 'info', args: [`line ${i} ${'x'.repeat(200)}`] })) });
+    for (let i = 0; i < 100; i++) ws.send(frame);
+    await new Promise((r) => setTimeout(r, 20)); // only so that the frames leave before the close does
+    ws.terminate();
+    // the worker answers in order: a new connection's ack comes after every answer for the dead one
+    const again = new WebSocket(`ws://127.0.0.1:${srv.port}/ws`);
+    const got: Array<Record<string, unknown>> = [];
+    again.on('message', (d: Buffer) => got.push(unpack(d) as Record<string, unknown>));
+    await new Promise((r) => again.once('open', r));
+    again.send(packr.pack({ t: 'hello', v: 1, client: 'test', version: '1', session: 'again' }));
+    await waitFor('welcome', () => got.find((m) => m.t === 'welcome'), 5000);
+    again.send(packr.pack({ t: 'batch', seq: 1, sent_at: Date.now(), logs: [{ ts: Date.now(), level: 'info', args: ['x'] }] }));
+    expect(await waitFor('ack', () => got.find((m) => m.t === 'ack'), 5000)).toMatchObject({ seq: 1, accepted: 1 });
+    again.close();
+  });
+
   it.runIf(hops)('takes the hops: a relay process writes the lines, and goes with the server', async () => {
     const relays = children(srv.pid);
     expect(relays).toHaveLength(1);
