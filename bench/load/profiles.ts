@@ -295,11 +295,6 @@ export interface SaturateResult {
 }
 
 /**
- * Open-loop steps of rising rate on one server until a step sees nacks. The window is wide (8
- * sessions × 128 batches ≈ 20 MB in flight) so that overload reaches admission control instead of
- * stalling in the producer: the proof that excess is refused, not buffered.
- */
-/**
  * The configured memory budget: the rings plus the input arena, the two bounded buffers the
  * config sizes (rings.*, pool.input_bytes). Under overload the arena fills to its shed mark
  * (75 %), so it belongs in the budget that "RSS ≤ budget + 200 MB" is judged against.
@@ -309,13 +304,16 @@ export function memoryBudgetMb(health: Awaited<ReturnType<typeof getHealth>>): n
   return Math.round((total(health, (k) => k.ring.capacity_bytes) + arena) / 1048576);
 }
 
-/**
- * Saturate measures ingest, which a bridge does not touch, so it runs --standalone: then
- * `--compare` measures it on builds from before the bridge too.
- */
 /** rates beyond the planned ones a machine that nacks none of them gets (×1.25 each) */
 const EXTRA_STEPS = 4;
 
+/**
+ * Open-loop steps of rising rate on one server until a step sees nacks (past the planned rates
+ * too, EXTRA_STEPS). The window is wide (8 sessions × 256 batches in flight, producers() below) so
+ * that overload reaches admission control instead of stalling in the producer: the proof that
+ * excess is refused, not buffered. Saturate measures ingest, which a bridge does not touch, so it
+ * runs --standalone: then `--compare` measures it on builds from before the bridge too.
+ */
 export async function runSaturate(o: { root: string; port: number; rates: number[]; stepMs: number; probeEveryMs: number; serverThreads?: number }): Promise<SaturateResult> {
   const mcp = await startServer(o.root, o.port, o.serverThreads, 'standalone');
   try {
