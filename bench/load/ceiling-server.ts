@@ -13,6 +13,7 @@
 import { pack } from 'msgpackr';
 import { uws } from '../../src/transport/uws.js';
 import { buildFramePool } from './frames.js';
+import { listenOrExit } from './listen.js';
 
 const SEQ_MARK = 0xcafef00d;
 
@@ -84,16 +85,4 @@ app.get('/health', (res) => {
   res.writeHeader('content-type', 'application/json').end(JSON.stringify({ status: 'ok', server: 'ceiling', ...stats }));
 });
 
-app.listen('127.0.0.1', port, (s) => {
-  if (!s) {
-    process.stderr.write(`ceiling: port ${port} on 127.0.0.1 is taken\n`);
-    process.exit(3);
-  }
-  process.stderr.write(`ceiling listening on 127.0.0.1:${port} (seq offset ${seqOffset})\n`);
-  const stop = (): void => {
-    uws.us_listen_socket_close(s);
-    process.exit(0);
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
-});
+listenOrExit(app, 'ceiling', port, ` (seq offset ${seqOffset})`);

@@ -97,6 +97,7 @@ function startRelay(): Promise<Socket> {
 async function serve(): Promise<void> {
   // here, not at the top: the worker and the relay run this file too and need no uWS
   const { uws } = await import('../../src/transport/uws.js');
+  const { listenOrExit } = await import('./listen.js');
   const port = Number(arg('--port') ?? '7997');
   const hops = process.argv.includes('--hops');
   const packr = new Packr({ useRecords: false });
@@ -200,17 +201,5 @@ async function serve(): Promise<void> {
     res.writeHeader('content-type', 'application/json').end(JSON.stringify({ status: 'ok', server: 'reference', ...stats }));
   });
 
-  app.listen('127.0.0.1', port, (s) => {
-    if (!s) {
-      process.stderr.write(`reference: port ${port} on 127.0.0.1 is taken\n`);
-      process.exit(3);
-    }
-    process.stderr.write(`reference listening on 127.0.0.1:${port}\n`);
-    const stop = (): void => {
-      uws.us_listen_socket_close(s);
-      process.exit(0);
-    };
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
-  });
+  listenOrExit(app, 'reference', port);
 }
