@@ -170,6 +170,24 @@ function rmQuiet(path: string): void {
 const BIN = fileURLToPath(new URL('../../../bin/gasoline', import.meta.url));
 
 /**
+ * glibc's allocator settings for the daemon, read once at exec (so set by whoever spawns it):
+ * every ingest worker thread that ever ran leaves its malloc arena behind when it ends, ~2 MB
+ * still resident in each, pinned by the small chunks its thread cache and fast bins give back at
+ * exit and kept by a trim threshold glibc raises on its own. An elastic pool that grew to N
+ * workers under a burst kept N such arenas after shrinking and recycling (+7 MB at 4 workers,
+ * growing with the core count). Without thread caches and fast bins, with a fixed trim
+ * threshold, those frees coalesce and the arenas' tops go back: idle RSS after a burst at 4
+ * workers 81-82 -> 74-75 MB over ring data (PERFORMANCE.md, "Idle RSS"). A value the user set
+ * is left alone.
+ */
+export const DAEMON_MALLOC_TUNABLES = 'glibc.malloc.tcache_count=0:glibc.malloc.mxfast=0:glibc.malloc.trim_threshold=131072';
+
+/** The environment a daemon is started with: the caller's, plus DAEMON_MALLOC_TUNABLES unless GLIBC_TUNABLES is set. */
+export function daemonEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return env.GLIBC_TUNABLES === undefined ? { ...env, GLIBC_TUNABLES: DAEMON_MALLOC_TUNABLES } : env;
+}
+
+/**
  * Starts `gasoline --server` detached: its own process group (a signal to the bridge's group,
  * such as the agent's Ctrl-C, does not reach it), stdin closed, output to a 0600 file.
  */
@@ -179,7 +197,7 @@ export async function spawnDaemon(stateDir: string, port: number, args: string[]
   makePrivateDir(stateDir);
   const out = openSync(daemonOutputPath(stateDir, port), 'a', FILE_MODE);
   try {
-    const child = spawn(process.execPath, [BIN, ...args], { detached: true, stdio: ['ignore', out, out], env: process.env });
+    const child = spawn(process.execPath, [BIN, ...args], { detached: true, stdio: ['ignore', out, out], env: daemonEnv(process.env) });
     child.unref();
     if (child.pid === undefined) throw new Error('the daemon process could not be started');
     return child.pid;

@@ -20,7 +20,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-const workers = (s: App) => (s.health() as { pool: { workers: { now: number; recycles: number } } }).pool.workers;
+const workers = (s: App) => (s.health() as { pool: { workers: { now: number; recycles: number; arena_release_gcs: number } } }).pool.workers;
 
 /** Sends `n` batches of `per` records tagged `tag` from one producer and waits for every ack. */
 async function send(port: number, session: string, tag: string, n: number, per: number): Promise<void> {
@@ -46,14 +46,18 @@ describe('the ingest pool recycles its workers and input arena after idling', ()
   it('leaves a pool that ran nothing alone, recycles once work went idle, and a burst right after is stored once on the fresh arena', async () => {
     server = await startTestServer({ pool: RECYCLE });
     const s = server;
-    const firstArena = s.pool.arena.buffer;
+    // weakly: the test must not be what keeps the replaced arena alive
+    const firstArena = new WeakRef(s.pool.arena.buffer);
     const tag = `recycle-${Date.now()}`;
     // a pool fresh from start is not recycled: the first batch is what makes it due
     expect(workers(s).recycles).toBe(0);
     await send(s.port, `recycle-a-${process.pid}`, `${tag}-a`, 3, 20);
     await waitFor('the pool recycles after the batch went idle', () => workers(s).recycles === 1, 10_000);
-    expect(s.pool.arena.buffer).not.toBe(firstArena);
+    expect(s.pool.arena.buffer).not.toBe(firstArena.deref());
     expect(s.pool.arena.generation).toBe(1);
+    // and the replaced arena is collected (its pages go back): checked by the pool, seen here
+    await waitFor('the replaced arena is collected', () => firstArena.deref() === undefined, 10_000);
+    expect(workers(s).arena_release_gcs).toBeGreaterThanOrEqual(1);
     expect(workers(s).now).toBe(1);
     // at once after the recycle: several producers, the fresh (lazy or loading) worker takes them all
     await Promise.all([0, 1, 2].map((i) => send(s.port, `recycle-b${i}-${process.pid}`, `${tag}-b${i}`, 10, 20)));
