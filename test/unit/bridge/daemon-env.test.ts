@@ -4,6 +4,7 @@
  * the user set wins.
  */
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { DAEMON_MALLOC_TUNABLES, daemonEnv } from '../../../src/bridge/daemon.js';
 
@@ -23,5 +24,10 @@ describe('daemonEnv', () => {
     const r = spawnSync(process.execPath, ['-e', 'process.stdout.write(process.env.GLIBC_TUNABLES)'], { env: daemonEnv({ PATH: process.env.PATH }), encoding: 'utf8' });
     expect(r.status).toBe(0);
     expect(r.stdout).toBe(DAEMON_MALLOC_TUNABLES);
+  });
+
+  it('`pnpm start` (the README\'s first command) starts the daemon with the same settings, unless the user set them', () => {
+    const start = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }).scripts.start;
+    expect(start).toContain(`GLIBC_TUNABLES=\${GLIBC_TUNABLES-${DAEMON_MALLOC_TUNABLES}} node bin/gasoline`);
   });
 });
