@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DAEMON_NODE_FLAGS, daemonEnv, listening } from '../../src/bridge/daemon.js';
+import { daemonEnv, listening } from '../../src/bridge/daemon.js';
 import { scratchStateDir, trackChild } from './procs.js';
 
 /** the checkout: two levels up from source (bench/load, as tests import it), three from dist/bench/load */
@@ -43,11 +43,11 @@ export interface SpawnOptions {
 export async function startServer(o: SpawnOptions): Promise<ServerProc> {
   const args =
     o.kind === 'gasoline'
-      ? [...DAEMON_NODE_FLAGS, join(o.root ?? ROOT, 'bin/gasoline'), '--server', '--port', String(o.port)]
+      ? [join(o.root ?? ROOT, 'bin/gasoline'), '--server', '--port', String(o.port)]
       : o.kind === 'reference'
         ? [join(ROOT, 'dist/bench/load/reference-server.js'), '--port', String(o.port), ...(o.hops ? ['--hops'] : [])]
         : [join(ROOT, 'dist/bench/load/ceiling-server.js'), '--port', String(o.port), ...(o.seqOffset !== undefined ? ['--seq-offset', String(o.seqOffset)] : [])];
-  // gasoline runs with the flags and environment a bridge starts its daemon with (young generation, allocator)
+  // gasoline runs with the environment a bridge starts its daemon with (the allocator settings)
   const env: NodeJS.ProcessEnv = {
     ...(o.kind === 'gasoline' ? daemonEnv(process.env) : process.env),
     GASOLINE_LOG_LEVEL: 'info', // the readiness signal is the info line "ingest server listening"

@@ -182,18 +182,6 @@ const BIN = fileURLToPath(new URL('../../../bin/gasoline', import.meta.url));
  */
 export const DAEMON_MALLOC_TUNABLES = 'glibc.malloc.tcache_count=0:glibc.malloc.mxfast=0:glibc.malloc.trim_threshold=131072';
 
-/**
- * node's flags for the daemon. Its main thread serves every agent's call and push while it hands
- * ingest batches to the workers, and a young generation grown to V8's default bound (16 MB
- * semi-spaces) made its scavenges long: 20 in 17 s of the bench's `heavy`, 1.6 ms on average,
- * 4.6 at most, each one in the way of whatever call it met. 2 MB semi-spaces collect more often
- * and briefly: observe p99 at `heavy` 8.4-10.9 ms against 10.5-14.5 (6 rounds each, alternated),
- * saturation unchanged (PERFORMANCE.md "observe under load"). Fixed when the isolate starts, so
- * set by whoever starts the daemon, like the allocator settings. The workers set their own
- * young generation (resourceLimits).
- */
-export const DAEMON_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
-
 /** The environment a daemon is started with: the caller's, plus DAEMON_MALLOC_TUNABLES unless GLIBC_TUNABLES is set. */
 export function daemonEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return env.GLIBC_TUNABLES === undefined ? { ...env, GLIBC_TUNABLES: DAEMON_MALLOC_TUNABLES } : env;
@@ -209,7 +197,7 @@ export async function spawnDaemon(stateDir: string, port: number, args: string[]
   makePrivateDir(stateDir);
   const out = openSync(daemonOutputPath(stateDir, port), 'a', FILE_MODE);
   try {
-    const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, BIN, ...args], { detached: true, stdio: ['ignore', out, out], env: daemonEnv(process.env) });
+    const child = spawn(process.execPath, [BIN, ...args], { detached: true, stdio: ['ignore', out, out], env: daemonEnv(process.env) });
     child.unref();
     if (child.pid === undefined) throw new Error('the daemon process could not be started');
     return child.pid;
