@@ -5,6 +5,7 @@
  */
 import { kindId } from '../domain/kinds.js';
 import type { StoreReader } from '../shm/index.js';
+import { REC_ERROR } from '../shm/index.js';
 import { ERROR_BYTES, isError } from './filter.js';
 import { foldKey } from './fold-key.js';
 import { MAX_GROUPS } from './fold.js';
@@ -43,6 +44,7 @@ async function compute(reader: StoreReader, cp: CheckpointMark): Promise<Set<str
     limit: 0,
     maxScan: MAX_SCAN,
     anyOf: ERROR_BYTES,
+    anyFlag: REC_ERROR,
     match: isError,
     sink: (h) => {
       if (keys.size >= MAX_GROUPS) return false;

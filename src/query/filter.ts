@@ -1,4 +1,6 @@
 /** Which records an observe call wants: a cheap byte prefilter first, then the decoded check. */
+import { isError, isFailing } from '../domain/record-flags.js';
+import { REC_ERROR, REC_FAILING } from '../shm/index.js';
 import type { Rec } from './scan.js';
 
 export interface FilterArgs {
@@ -16,10 +18,7 @@ export interface FilterArgs {
 
 const LEVELS = ['debug', 'log', 'info', 'warn', 'error'];
 
-export const isError = (r: Rec): boolean => r.level === 'error' || r.type === 'exception' || (r.type === 'network' && ((r.status ?? 0) >= 400 || r.status === undefined || r.error !== undefined));
-
-/** A request that failed: 4xx/5xx, or no answer at all (status 0 or a network error). */
-export const isFailing = (r: Rec): boolean => (r.status !== undefined && (r.status >= 400 || r.status === 0)) || r.error !== undefined;
+export { isError, isFailing } from '../domain/record-flags.js';
 
 export function matcher(a: FilterArgs): (r: Rec) => boolean {
   const minLevel = a.min_level ? LEVELS.indexOf(a.min_level) : -1;
@@ -46,12 +45,29 @@ export function matcher(a: FilterArgs): (r: Rec) => boolean {
 export const ERROR_BYTES = [Buffer.from('"level":"error"'), Buffer.from('"type":"exception"'), Buffer.from('"type":"network"')];
 const FAILED_BYTES = ['"status":4', '"status":5', '"status":0', '"error":'].map((s) => Buffer.from(s));
 
-export function prefilter(a: FilterArgs): { anyOf?: Buffer[]; allOf?: Buffer[] } {
+/**
+ * What a scan tests before it decodes a record. `anyFlag`: the header flag (shm/layout.ts REC_*)
+ * every record the filter keeps has; a record its writer classified is tested by it alone, one
+ * stored before (or by a writer that does not classify) by `anyOf`'s bytes.
+ */
+export interface Prefilter {
+  anyOf?: Buffer[];
+  allOf?: Buffer[];
+  anyFlag?: number;
+}
+
+export function prefilter(a: FilterArgs): Prefilter {
   const allOf: Buffer[] = [];
   if (a.url) allOf.push(Buffer.from(JSON.stringify(a.url).slice(1, -1)));
   if (a.connection_id) allOf.push(Buffer.from(JSON.stringify(a.connection_id)));
-  const out: { anyOf?: Buffer[]; allOf?: Buffer[] } = allOf.length ? { allOf } : {};
-  if (a.what === 'errors') out.anyOf = ERROR_BYTES;
-  if (a.what === 'failing') out.anyOf = FAILED_BYTES;
+  const out: Prefilter = allOf.length ? { allOf } : {};
+  if (a.what === 'errors') {
+    out.anyOf = ERROR_BYTES;
+    out.anyFlag = REC_ERROR;
+  }
+  if (a.what === 'failing') {
+    out.anyOf = FAILED_BYTES;
+    out.anyFlag = REC_FAILING;
+  }
   return out;
 }

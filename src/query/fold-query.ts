@@ -124,7 +124,7 @@ async function foldQuery(reader: StoreReader, q: FoldQuery, indexes: ReadIndexes
   // the fold key computed when the record was indexed is this query's key unless it groups otherwise
   const use = { ...flagOf(q.filter), sink: q.by !== 'signature' ? (h: Hit, k: Known) => folder.add(h, k) : undefined, noise: builtinRules(q.noise, noiseHits) };
   for (let i = 0; i < q.kinds.length; i++) {
-    const idx = pre.anyOf && indexes ? indexes.get(q.kinds[i]!, pre.anyOf) : undefined;
+    const idx = pre.anyOf && indexes ? indexes.get(q.kinds[i]!, pre.anyOf, pre.anyFlag) : undefined;
     const spec = {
       kind: q.kinds[i]!,
       from: q.start[i]!,

@@ -22,11 +22,11 @@
  * entries (MAX_INDEX_ENTRIES, ~2.8 MB of columns plus one string per distinct live fold key): past
  * it the oldest go and coverage starts after them (older ranges are scanned).
  */
-import type { StoreReader } from '../shm/index.js';
+import type { RecordView, StoreReader } from '../shm/index.js';
 import { foldKey, severity, type Severity } from './fold-key.js';
 import { isError, isFailing } from './filter.js';
 import { BUILTIN_NOISE, compileNoise, noiseField } from './noise.js';
-import { decode, type Rec } from './scan.js';
+import { decode, passesAny, type Rec } from './scan.js';
 
 /** the entry's record passes `what: "errors"` (filter.ts isError) */
 export const IS_ERROR = 1;
@@ -124,6 +124,8 @@ export class MatchIndex {
     private readonly reader: StoreReader,
     readonly kind: number,
     readonly anyOf: readonly Buffer[],
+    /** the header flag standing for `anyOf` in a classified record (filter.ts prefilter) */
+    readonly anyFlag: number | undefined,
     private readonly maxEntries = MAX_INDEX_ENTRIES,
   ) {
     // from now on: the records already stored are read by scans, as before there was an index
@@ -142,7 +144,8 @@ export class MatchIndex {
   /** Reads what was committed since the last catch-up, until `deadline` (performance.now()). */
   catchUp(deadline: number): void {
     const needles = this.anyOf;
-    const filter = (v: { has(b: Uint8Array): boolean }): boolean => needles.some((b) => v.has(b));
+    const flag = this.anyFlag;
+    const filter = (v: RecordView): boolean => passesAny(v, needles, flag);
     for (;;) {
       const r = this.reader.read(this.kind, this.to, CHUNK, { filter, maxScan: CHUNK * 8 });
       if (r.missed > 0) {
@@ -287,12 +290,12 @@ export class ReadIndexes {
   ) {}
 
   /** The index for this kind and pre-filter, made on first use; undefined when there are too many. */
-  get(kind: number, anyOf: readonly Buffer[]): MatchIndex | undefined {
+  get(kind: number, anyOf: readonly Buffer[], anyFlag?: number): MatchIndex | undefined {
     const key = `${kind}|${anyOf.map((b) => b.toString('hex')).join(',')}`;
     let idx = this.map.get(key);
     if (!idx) {
       if (this.map.size >= MAX_INDEXES) return undefined;
-      idx = new MatchIndex(this.reader, kind, anyOf, this.o.maxEntries);
+      idx = new MatchIndex(this.reader, kind, anyOf, anyFlag, this.o.maxEntries);
       this.map.set(key, idx);
     }
     idx.lastUsed = performance.now();

@@ -6,7 +6,7 @@
 import type { Kind } from '../domain/kinds.js';
 import type { RedactionEngine } from '../domain/redaction/index.js';
 import type { IngestedRecordOf } from '../domain/wire/schemas.js';
-import type { StoreReader, RecordHeader, RecordView } from '../shm/index.js';
+import { REC_CLASSIFIED, type StoreReader, type RecordHeader, type RecordView } from '../shm/index.js';
 import { readRulesOf, redactRead } from './read-rules.js';
 import { headerOnly, inScope, type TabScope } from './tab-scope.js';
 
@@ -29,6 +29,11 @@ export interface ScanSpec {
   maxScan: number;
   /** any of these byte strings must occur in the payload (cheap, before JSON.parse) */
   anyOf?: Buffer[];
+  /**
+   * with anyOf: the header flag (shm/layout.ts REC_*) that stands for it in a record its writer
+   * classified, which is then tested by that bit instead of its bytes (filter.ts prefilter)
+   */
+  anyFlag?: number | undefined;
   /** all of these must occur */
   allOf?: Buffer[];
   match?: (rec: Rec, h: RecordHeader) => boolean;
@@ -74,6 +79,12 @@ export function decode(payload: Uint8Array): Rec {
   return JSON.parse(Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString('utf8')) as Rec;
 }
 
+/** The `anyOf` pre-filter: by the header flag when the record's writer classified it, else by its bytes. */
+export function passesAny(v: RecordView, anyOf: readonly Uint8Array[], anyFlag: number | undefined): boolean {
+  if (anyFlag !== undefined && (v.flags & REC_CLASSIFIED) !== 0) return (v.flags & anyFlag) !== 0;
+  return anyOf.some((b) => v.has(b));
+}
+
 export function scan(reader: StoreReader, s: ScanSpec): ScanResult {
   const hits: Hit[] = [];
   let matched = 0;
@@ -92,7 +103,7 @@ export function scan(reader: StoreReader, s: ScanSpec): ScanResult {
         if (s.tab !== undefined && v.tab !== s.tab) return false;
         if (byHeader && !byHeader.includes(v.tab)) return false;
         if (s.allOf && !s.allOf.every((b) => v.has(b))) return false;
-        if (s.anyOf && !s.anyOf.some((b) => v.has(b))) return false;
+        if (s.anyOf && !passesAny(v, s.anyOf, s.anyFlag)) return false;
         return true;
       }
     : undefined;

@@ -25,7 +25,7 @@
  *   +32 f64 clientTime NaN when unknown
  *   +40 i32 tab        -1 = none
  *   +44 u16 kind
- *   +46 u16 flags
+ *   +46 u16 flags      what the writer knew of the record (REC_*, below); 0 = nothing
  *   +48 payload bytes, then zero to 7 bytes of padding
  *
  * index k (one per ring): f64[idxCap]; every 64th ordinal stores its logical pos at
@@ -92,6 +92,16 @@ export const H_TAB = 40;
 export const H_KIND = 44;
 export const H_FLAGS = 46;
 export const HEADER_BYTES = 48;
+
+/**
+ * Header flags: what an ingest worker knew of a record when it stored it, so a read for errors or
+ * failing requests tests two header bits instead of searching every record's bytes (and decoding
+ * the ones a byte search cannot rule out). REC_CLASSIFIED says the other bits are meaningful; a
+ * record without it (a writer that did not classify) is tested as before, by its bytes.
+ */
+export const REC_ERROR = 1;
+export const REC_FAILING = 2;
+export const REC_CLASSIFIED = 0x8000;
 
 export const PAD_MARKER = 0xffffffff;
 export const ALIGN = 8;

@@ -16,6 +16,7 @@ import {
   GEN,
   HEADER_BYTES,
   H_CLIENT_TIME,
+  H_FLAGS,
   H_KIND,
   H_ORD,
   H_PAYLOAD_LEN,
@@ -50,6 +51,8 @@ export interface StoredRecord extends RecordHeader {
 
 /** Valid only inside the filter callback: the record's bytes are shared memory a writer will reuse. */
 export interface RecordView extends RecordHeader {
+  /** what its writer knew of the record (layout.ts REC_*); 0 when it said nothing */
+  flags: number;
   /** whether the record's bytes contain `needle` */
   has(needle: Uint8Array): boolean;
 }
@@ -76,6 +79,7 @@ class SharedRecordView implements RecordView {
   recvTime = 0;
   clientTime = 0;
   tab = 0;
+  flags = 0;
   private buf: Buffer = EMPTY;
   private start = 0;
   private end = 0;
@@ -294,6 +298,7 @@ export class StoreReader {
           rv.recvTime = recvTime;
           rv.clientTime = clientTime;
           rv.tab = tab;
+          rv.flags = ring.u16[(phys + H_FLAGS) / 2]!;
           rv.aim(ring.buf, body, body + plen);
           keep = filter(rv);
         }

@@ -50,6 +50,8 @@ export interface StagedRecord {
   clientTime: number;
   tab: number;
   payload: Uint8Array;
+  /** the header's flags (layout.ts REC_*): what the stage that encoded it knew; left out, 0 */
+  flags?: number;
 }
 
 export interface StagedCommit {
@@ -338,5 +340,5 @@ function writeRecord(ring: RingView, at: number, size: number, r: StagedRecord, 
   ring.f64[(phys + H_CLIENT_TIME) / 8] = r.clientTime;
   ring.i32[(phys + H_TAB) / 4] = r.tab;
   ring.u16[(phys + H_KIND) / 2] = r.kind;
-  ring.u16[(phys + H_FLAGS) / 2] = 0;
+  ring.u16[(phys + H_FLAGS) / 2] = r.flags ?? 0;
 }

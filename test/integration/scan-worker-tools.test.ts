@@ -1,11 +1,14 @@
 /**
  * The tools' reads go through the real scan worker: noise-rule hits counted there land on the
  * caller's rules, and a scan worker that dies costs at most the read it held — answered with
- * scan_failed — while the next read, and every other agent, keep working.
+ * scan_failed — while the next read, and every other agent, keep working. What the reads test
+ * first, the header flags the ingest worker wrote, is there.
  */
 import { mkdtempSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
+import { kindId } from '../../src/domain/kinds.js';
+import { REC_CLASSIFIED, REC_ERROR } from '../../src/shm/index.js';
 import { callTool, connectAgent } from '../helpers/mcp-agent.js';
 import { batch, logRecord, Producer } from '../helpers/producer.js';
 import { startTestServer } from '../helpers/server.js';
@@ -35,6 +38,18 @@ afterAll(async () => {
 });
 
 describe('tools over the scan worker', () => {
+  it('the ingest worker stores each record with header flags that say whether it is an error (what reads test instead of its bytes)', () => {
+    const seen: number[] = [];
+    server.reader.read(kindId('logs'), 0, 100, {
+      filter: (v) => {
+        seen.push(v.flags);
+        return false;
+      },
+    });
+    expect(seen.length).toBeGreaterThanOrEqual(3);
+    for (const flags of seen) expect(flags & (REC_CLASSIFIED | REC_ERROR)).toBe(REC_CLASSIFIED | REC_ERROR);
+  });
+
   it('noise hidden in the worker is counted on the caller\'s rule', async () => {
     const c = await connectAgent(server, stateDir, 'noise-counts');
     const r = await callTool(c, 'observe', { what: 'errors' });

@@ -10,6 +10,7 @@ import { compileCheck, NOT_SURE, type FastCheck } from '../wire/fast-check.js';
 import { FREE_TEXT_FIELDS, type Redactor, type UntypedRecord } from './redactor.js';
 import type { ErrorCode } from '../../errors.js';
 import type { StagedRecord } from '../../shm/index.js';
+import { recordFlags, type Classifiable } from '../record-flags.js';
 
 export interface IngestLimits {
   max_events_per_batch: number;
@@ -190,8 +191,8 @@ export function redactRecords<K extends Kind>(kind: K, recs: Array<IngestedRecor
 }
 
 /** Encode: the record as its ring payload (JSON, staged; see `stage`). */
-export function encodeRecord(kindId: number, rec: { ts: number }, tab: number): StagedRecord {
-  return { kind: kindId, clientTime: rec.ts, tab, payload: stage(JSON.stringify(rec)) };
+export function encodeRecord(kindId: number, rec: { ts: number } & Classifiable, tab: number): StagedRecord {
+  return { kind: kindId, clientTime: rec.ts, tab, payload: stage(JSON.stringify(rec)), flags: recordFlags(rec) };
 }
 
 /** where one record's JSON ends and the next one's begins, in the JSON of the array */
@@ -205,7 +206,7 @@ const BOUNDARY = '},{"ts":';
  * nested object can make one more (`args: [{}, {"ts": 1}]`), and then the count is off and the
  * records are encoded one by one. Exactly n − 1 means every boundary found is a record's.
  */
-export function encodeRecords(kindId: number, recs: ReadonlyArray<{ ts: number }>, tab: number, into: StagedRecord[]): void {
+export function encodeRecords(kindId: number, recs: ReadonlyArray<{ ts: number } & Classifiable>, tab: number, into: StagedRecord[]): void {
   const n = recs.length;
   if (n > 1) {
     const json = JSON.stringify(recs);
@@ -219,7 +220,7 @@ export function encodeRecords(kindId: number, recs: ReadonlyArray<{ ts: number }
       for (let i = 0; i < n; i++) {
         const end = i + 1 < n ? ends[i]! + 1 : json.length - 1;
         const payload = ascii ? placeAscii(start, end - start) : stage(json.slice(start, end));
-        into.push({ kind: kindId, clientTime: recs[i]!.ts, tab, payload });
+        into.push({ kind: kindId, clientTime: recs[i]!.ts, tab, payload, flags: recordFlags(recs[i]!) });
         start = end + 1;
       }
       return;

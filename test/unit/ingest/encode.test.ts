@@ -4,11 +4,13 @@
  * holds something that looks like a boundary (a nested object with a "ts" key, the boundary text
  * inside a string), and with one record, non-ASCII text and escapes. An ASCII array is staged in
  * one write and its records are views of it: earlier views must survive the staging buffer
- * filling up, a non-ASCII array after them, and an array too large to stage whole.
+ * filling up, a non-ASCII array after them, and an array too large to stage whole. Each record's
+ * header flags are what a read of its stored bytes would find (errors, failing requests).
  */
 import { describe, expect, it } from 'vitest';
 import { encodeRecords, resetStaging } from '../../../src/domain/ingest/process.js';
-import type { StagedRecord } from '../../../src/shm/index.js';
+import { recordFlags, type Classifiable } from '../../../src/domain/record-flags.js';
+import { REC_CLASSIFIED, REC_ERROR, REC_FAILING, type StagedRecord } from '../../../src/shm/index.js';
 import { batchRecords, prng } from '../../../bench/load/frames.js';
 
 const text = (r: StagedRecord): string => Buffer.from(r.payload).toString('utf8');
@@ -23,13 +25,20 @@ function check(recs: Array<{ ts: number } & Record<string, unknown>>): void {
     // on an 8-byte boundary, as in a ring: the copy into shared memory goes word by word
     expect(r.payload.byteOffset % 8).toBe(0);
     expect(r).toMatchObject({ kind: 3, tab: 9, clientTime: recs[i]!.ts });
+    // the header flags say of the record what a read of its stored bytes would find
+    expect(r.flags).toBe(recordFlags(JSON.parse(text(r)) as Classifiable));
+    seenFlags.add(r.flags!);
   });
 }
+
+const seenFlags = new Set<number>();
 
 describe('encodeRecords', () => {
   it('gives each record its own JSON, on the bench mix', () => {
     const r = prng(11);
     for (let b = 0; b < 20; b++) for (const recs of Object.values(batchRecords(r))) check(recs as Array<{ ts: number }>);
+    // errors, failing requests and plain records, all classified
+    expect([...seenFlags].sort()).toEqual(expect.arrayContaining([REC_CLASSIFIED, REC_CLASSIFIED | REC_ERROR, REC_CLASSIFIED | REC_FAILING]));
   });
 
   it('is not fooled by look-alike boundaries, nested or in strings', () => {

@@ -10,7 +10,8 @@ import { kindId } from '../../../src/domain/kinds.js';
 import { IndexLapped, readOne } from '../../../src/query/indexed-scan.js';
 import { BUILTIN_NOISE, bySeverityThenNewest, errorKeysBefore, MatchIndex, ReadIndexes, runFoldQuery, type FoldAnswer, type FoldQuery } from '../../../src/query/index.js';
 import { ERROR_BYTES } from '../../../src/query/filter.js';
-import { allocateStore, StoreReader, StoreWriter } from '../../../src/shm/index.js';
+import { recordFlags } from '../../../src/domain/record-flags.js';
+import { allocateStore, REC_ERROR, StoreReader, StoreWriter } from '../../../src/shm/index.js';
 import { mulberry32 } from '../../fixtures/shm-gen.js';
 
 const LOGS = kindId('logs');
@@ -38,9 +39,14 @@ interface World {
   clear(): void;
 }
 
-/** Tiny rings (a few hundred records), so a few steps wrap them several times. */
-function world(seed: number, ringBytes = 24 * 1024): World {
+/**
+ * Tiny rings (a few hundred records), so a few steps wrap them several times. `classified`: which
+ * records carry header flags (recordFlags), as an ingest worker writes them; the others are tested
+ * by their bytes. Its own generator, so the records are the same whichever is chosen.
+ */
+function world(seed: number, ringBytes = 24 * 1024, classified: 'all' | 'none' | 'some' = 'some'): World {
   const r = mulberry32(seed);
+  const c = mulberry32(seed ^ 0x5bd1e995);
   const buffers = allocateStore([ringBytes, ringBytes, 4096, 4096, 4096, 4096, 4096]);
   const writer = new StoreWriter(buffers, 1);
   const reader = new StoreReader(buffers);
@@ -51,7 +57,8 @@ function world(seed: number, ringBytes = 24 * 1024): World {
       const records = Array.from({ length: n }, () => {
         const kind = r() < 0.6 ? LOGS : NET;
         const rec = kind === LOGS ? logRec(r, ts++) : netRec(r, ts++);
-        return { kind, clientTime: ts, tab: pick(r, [1, 2, 3, -1]), payload: Buffer.from(JSON.stringify(rec)) };
+        const flags = classified === 'all' || (classified === 'some' && c() < 0.7) ? { flags: recordFlags(rec) } : {};
+        return { kind, clientTime: ts, tab: pick(r, [1, 2, 3, -1]), payload: Buffer.from(JSON.stringify(rec)), ...flags };
       });
       writer.commit({ recvTime: ts, records, received: [n], rejected: [] });
     },
@@ -116,6 +123,34 @@ describe('MatchIndex', () => {
     expect(fromIndex).toBeGreaterThan(300);
   });
 
+  it('header flags give the answers the records\' bytes give: written by a worker that classifies or by one that does not', async () => {
+    let compared = 0;
+    for (const seed of [21, 22, 23, 24]) {
+      const flagged = world(seed, 24 * 1024, 'all');
+      const plain = world(seed, 24 * 1024, 'none');
+      const r = mulberry32(seed * 104_729);
+      const idxF = new ReadIndexes(flagged.reader, { background: false });
+      const idxP = new ReadIndexes(plain.reader, { background: false });
+      for (let step = 0; step < 40; step++) {
+        const t = r();
+        if (t < 0.6) {
+          const n = 1 + Math.floor(r() * 120);
+          flagged.write(n);
+          plain.write(n);
+        } else if (t < 0.75) {
+          idxF.tick();
+          idxP.tick();
+        }
+        const q = randomQuery(r, flagged.reader);
+        const want = comparable(await runFoldQuery(plain.reader, clone(q)));
+        expect(comparable(await runFoldQuery(flagged.reader, clone(q))), `seed ${seed} step ${step} scanned`).toEqual(want);
+        expect(comparable(await runFoldQuery(flagged.reader, clone(q), idxF)), `seed ${seed} step ${step} indexed`).toEqual(comparable(await runFoldQuery(plain.reader, clone(q), idxP)));
+        compared++;
+      }
+    }
+    expect(compared).toBe(160);
+  });
+
   it('a cursor that fell behind the overwritten tail is told what it missed, and never served an overwritten record', async () => {
     const w = world(11);
     const indexes = new ReadIndexes(w.reader, { background: false });
@@ -170,7 +205,7 @@ describe('MatchIndex', () => {
 
   it('is bounded by entries: the oldest go and coverage starts after them', () => {
     const w = world(14, 1024 * 1024);
-    const idx = new MatchIndex(w.reader, LOGS, ERROR_BYTES, 10);
+    const idx = new MatchIndex(w.reader, LOGS, ERROR_BYTES, REC_ERROR, 10);
     for (let i = 0; i < 10; i++) w.write(100);
     idx.catchUp(Infinity);
     expect(idx.size).toBeGreaterThan(0);
