@@ -174,6 +174,10 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteOutput> {
     f[`${p}.ack_p999_ms`] = r.ack_latency.p999_ms;
     f[`${p}.observe_p50_ms`] = r.observe_latency.p50_ms;
     f[`${p}.observe_p99_ms`] = r.observe_latency.p99_ms;
+    if (r.observe_warmup_latency.count > 0) {
+      f[`${p}.observe_warmup_max_ms`] = r.observe_warmup_latency.max_ms;
+      f[`${p}.observe_warmup_p50_ms`] = r.observe_warmup_latency.p50_ms;
+    }
     if (r.observe_idle_latency.count > 0) {
       f[`${p}.observe_idle_p99_ms`] = r.observe_idle_latency.p99_ms;
       if (r.observe_idle_latency.p99_ms > 0) f[`${p}.observe_p99_over_idle`] = Math.round((r.observe_latency.p99_ms / r.observe_idle_latency.p99_ms) * 100) / 100;

@@ -16,6 +16,7 @@ import { Worker } from 'node:worker_threads';
 import { log } from '../log.js';
 import type { FrameAnswer, MapStoreLimits, MapStoreStats, Resolved } from './map-store.js';
 import type { SourceMapReply, SourceMapRequest } from './messages.js';
+import { refusal } from './host-guard.js';
 import { fetchable, frameKey, recordFrames, type Frame, type FrameFields } from './stack.js';
 
 export interface SourceMapsOptions {
@@ -75,7 +76,8 @@ export class SourceMaps implements StackResolver {
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly pending = new Map<number, { done: () => void; timer: NodeJS.Timeout }>();
   private latest: MapStoreStats | undefined;
-  private readonly counts = { requests: 0, dropped: 0, timed_out: 0, restarts: 0 };
+  /** refused_here: frames the host guard refuses, never sent to the worker nor waited for */
+  private readonly counts = { requests: 0, dropped: 0, timed_out: 0, restarts: 0, refused_here: 0 };
 
   constructor(
     private readonly o: SourceMapsOptions,
@@ -146,10 +148,19 @@ export class SourceMaps implements StackResolver {
     const t = this.now();
     const waits: Promise<void>[] = [];
     const missing: Frame[] = [];
+    const page = typeof rec.url === 'string' ? rec.url : undefined;
     for (const f of recordFrames(rec).filter(fetchable).slice(0, MAX_FRAMES)) {
       const key = frameKey(f);
       const k = this.known.get(key);
       if (k && k.until > t) continue;
+      // The worker's first check (load.ts) would refuse it, whatever the network says: a script on
+      // a public origin (a CDN, a deployed site) or on another origin than its page. Decided here,
+      // so a read never waits a worker's round trip for a frame that cannot resolve (measured: the
+      // alert block and observe's frames each waited one per call under the bench's errors).
+      if (refusal(f.url, page)) {
+        this.counts.refused_here++;
+        continue;
+      }
       const flying = this.inFlight.get(key);
       if (flying) waits.push(flying);
       else if (!missing.some((m) => frameKey(m) === key)) missing.push(f);
@@ -157,7 +168,7 @@ export class SourceMaps implements StackResolver {
     if (missing.length) {
       if (this.pending.size >= MAX_PENDING) this.counts.dropped++;
       else {
-        const p = this.request(missing, typeof rec.url === 'string' ? rec.url : undefined);
+        const p = this.request(missing, page);
         for (const f of missing) this.inFlight.set(frameKey(f), p);
         void p.then(() => {
           for (const f of missing) if (this.inFlight.get(frameKey(f)) === p) this.inFlight.delete(frameKey(f));

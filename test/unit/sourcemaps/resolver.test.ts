@@ -1,6 +1,7 @@
 /**
  * Main's side with the real source-map worker (dist/workers/sourcemaps.js: `pnpm build` first):
- * reads never wait beyond their bound, lookups are synchronous, off means nothing is fetched.
+ * reads never wait beyond their bound, lookups are synchronous, off means nothing is fetched, a
+ * frame the host guard refuses costs no round trip.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SourceMaps } from '../../../src/sourcemaps/index.js';
@@ -40,6 +41,25 @@ describe('SourceMaps (main side, real worker)', () => {
     expect(r.frames[0]!.to).toEqual({ file: 'src/cart.ts', line: THROW_LINE, column: 11, code: "throw new Error('empty cart');" });
     expect(r.frames[1]!.to).toMatchObject({ file: 'src/main.ts' });
     expect(m.stats()).toMatchObject({ enabled: true, worker: true, maps: 1 });
+  });
+
+  it('a frame the host guard refuses (a public origin, another origin than the page) is neither sent to the worker nor waited for', async () => {
+    const m = maps(true, 5000);
+    const recs = [
+      { stack: 'Error: x\n    at f (https://cdn.example.test/lib-1a2b.js:1:10)', url: `${s.base}/cart` },
+      { stack: 'Error: z\n    at h (https://app.example.test/assets/index-9f.js:12:3)', url: 'https://app.example.test/' },
+      { stack: `Error: y\n    at g (${s.base.replace('127.0.0.1', 'localhost')}/app.js:1:10)`, url: `${s.base}/` },
+    ];
+    const t0 = performance.now();
+    await m.settle(recs);
+    expect(performance.now() - t0).toBeLessThan(100);
+    for (const r of recs) expect(m.lookup(r)).toBeUndefined();
+    expect(m.stats()).toMatchObject({ worker: false, requests: 0, refused_here: 3 });
+    // a frame of the page's own dev server in the same read is still asked for and waited on
+    const own = { stack, url: `${s.base}/cart` };
+    await m.settle([...recs, own]);
+    expect(m.lookup(own)!.frames[0]!.to).toMatchObject({ file: 'src/cart.ts' });
+    expect(m.stats()).toMatchObject({ worker: true, requests: 1, refused_here: 6 });
   });
 
   it('warm returns at once and the position arrives in the background; a console call site resolves too', async () => {
