@@ -4,12 +4,14 @@
  *
  * uWS hands out a request object that dies when its callback returns and body chunks whose
  * memory it reuses, so headers are copied at once and every chunk is copied as it arrives. The
- * body is bounded as it streams (a declared or counted size over the limit is refused with 413,
- * never buffered). Streamed answers (text/event-stream) are read from the Response as soon as the
+ * body is bounded as it arrives (a declared or counted size over the limit is refused with 413 at
+ * once, never buffered past it) and handed over whole: the handler runs when its last byte came.
+ * Streamed answers (text/event-stream) are read from the Response as soon as the
  * handler produces them and written with uWS backpressure honoured; the bytes read but not yet
  * taken by the socket are counted (`Exchange.backlog`) so the handler can stop producing for a
  * client that stopped reading. After the client aborts, nothing touches `res` again and the
- * body reader is cancelled, so the producer sees its stream closed.
+ * answer's reader is cancelled, so the producer sees its stream closed; a request aborted before
+ * its body ended never reaches the handler.
  */
 import { ERRORS } from '../errors.js';
 import type { HttpRequest, HttpResponse } from './uws.js';
@@ -48,7 +50,6 @@ class UwsExchange implements Exchange {
   held = 0;
   private readonly ends: Array<() => void> = [];
   reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
-  bodyCtl: ReadableStreamDefaultController<Uint8Array> | undefined;
   /** the request body was read to its end (else the connection closes with the answer: its rest must not parse as a request) */
   bodyComplete = true;
   /** a streamed answer to one request (POST): its headers, events and end may leave together */
@@ -88,8 +89,6 @@ export function serveFetch(res: HttpResponse, req: HttpRequest, o: ServeFetchOpt
   const ex = new UwsExchange(res);
   res.onAborted(() => {
     ex.aborted = true;
-    ex.bodyCtl?.error(new Error('client aborted'));
-    ex.bodyCtl = undefined;
     void ex.reader?.cancel().catch(() => undefined);
     ex.end();
   });
@@ -102,46 +101,37 @@ export function serveFetch(res: HttpResponse, req: HttpRequest, o: ServeFetchOpt
   const query = req.getQuery();
   const url = `http://${headers.get('host') ?? '127.0.0.1'}${req.getUrl()}${query ? `?${query}` : ''}`;
 
-  let body: ReadableStream<Uint8Array> | null = null;
-  if (method === 'POST' || method === 'PUT' || method === 'PATCH') {
-    const declared = headers.get('content-length');
-    if (declared !== null && Number(declared) > o.maxBody) {
-      ex.bodyComplete = false;
-      return tooLarge(ex, o, Number(declared));
-    }
-    ex.bodyComplete = false;
-    body = new ReadableStream<Uint8Array>({
-      start: (c) => {
-        ex.bodyCtl = c;
+  const handle = (body: Uint8Array | null): void => {
+    const request = new Request(url, { method, headers, body });
+    o.handler(request, ex).then(
+      (response) => respond(ex, o, response),
+      (e: unknown) => {
+        // a handler that throws answers 500 without saying why: the reason may hold request data
+        void e;
+        respond(ex, o, new Response(JSON.stringify({ error: 'internal', message: ERRORS.internal.summary }), { status: 500, headers: { 'content-type': 'application/json' } }));
       },
-    });
-    let received = 0;
-    res.onData((chunk, isLast) => {
-      if (!ex.bodyCtl) return;
-      received += chunk.byteLength;
-      if (received > o.maxBody) {
-        ex.bodyCtl.error(new Error('request body over the limit'));
-        ex.bodyCtl = undefined;
-        return tooLarge(ex, o, received);
-      }
-      // uWS reuses the chunk's memory after this callback: copy it
-      ex.bodyCtl.enqueue(new Uint8Array(chunk.slice(0)));
-      if (isLast) {
-        ex.bodyComplete = true;
-        ex.bodyCtl.close();
-        ex.bodyCtl = undefined;
-      }
-    });
-  }
-  const request = new Request(url, { method, headers, body, duplex: 'half' } as RequestInit);
-  o.handler(request, ex).then(
-    (response) => respond(ex, o, response),
-    (e: unknown) => {
-      // a handler that throws answers 500 without saying why: the reason may hold request data
-      void e;
-      respond(ex, o, new Response(JSON.stringify({ error: 'internal', message: ERRORS.internal.summary }), { status: 500, headers: { 'content-type': 'application/json' } }));
-    },
-  );
+    );
+  };
+  if (method !== 'POST' && method !== 'PUT' && method !== 'PATCH') return handle(null);
+  const declared = headers.get('content-length');
+  ex.bodyComplete = false;
+  if (declared !== null && Number(declared) > o.maxBody) return tooLarge(ex, o, Number(declared));
+  // The whole body (bounded by maxBody) before the handler runs: every handler here reads it whole
+  // (the SDK's transport parses it as one JSON text), and a body handed over as a stream cost two
+  // web streams per request on main (~40 µs hot, more on a cold call: issue 17's observe path).
+  const parts: Buffer[] = [];
+  let received = 0;
+  res.onData((chunk, isLast) => {
+    if (ex.aborted || ex.started) return;
+    received += chunk.byteLength;
+    if (received > o.maxBody) return tooLarge(ex, o, received);
+    // uWS reuses the chunk's memory after this callback: copy it
+    parts.push(Buffer.from(chunk.slice(0)));
+    if (isLast) {
+      ex.bodyComplete = true;
+      handle(parts.length === 1 ? parts[0]! : Buffer.concat(parts));
+    }
+  });
 }
 
 function tooLarge(ex: UwsExchange, o: ServeFetchOptions, bytes: number): void {

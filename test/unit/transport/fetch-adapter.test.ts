@@ -2,7 +2,8 @@
  * The fetch adapter's streamed answers on a real uWS server, read off a raw socket: a POST whose
  * answer comes at once leaves as one write (headers, event and end: one wake-up of the bridge), a
  * POST still silent after PREFACE_MS gets an SSE comment so its client knows the stream is open,
- * and a long-lived GET stream gets that comment at once.
+ * and a long-lived GET stream gets that comment at once. A request's body reaches the handler
+ * whole however it arrived, and not at all when its client left before it ended.
  */
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -84,5 +85,60 @@ describe('serveFetch streamed answers', () => {
     const chunks = await raw(port, 'GET /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n', 3000);
     expect(chunks[0]!.text).toContain(': open');
     expect(chunks[0]!.at).toBeLessThan(300);
+  });
+});
+
+describe('serveFetch request bodies', () => {
+  /** a handler that answers with what it read of the body */
+  const echo: FetchHandler = async (req) => new Response(JSON.stringify({ method: req.method, body: await req.text() }), { headers: { 'content-type': 'application/json' } });
+
+  /** writes `parts` one after the other, `gapMs` apart, and collects the answer */
+  function sendParts(port: number, parts: string[], gapMs: number, closeAfterMs?: number): Promise<string> {
+    return new Promise((resolve, reject) => {
+      let got = '';
+      const s = connect(port, '127.0.0.1', async () => {
+        for (const p of parts) {
+          s.write(p);
+          await new Promise((r) => setTimeout(r, gapMs));
+        }
+        if (closeAfterMs !== undefined) setTimeout(() => s.destroy(), closeAfterMs);
+      });
+      s.on('data', (d) => {
+        got += d.toString('utf8');
+        if (/\r\n\r\n\{.*\}$/s.test(got)) s.destroy();
+      });
+      s.on('error', reject);
+      s.on('close', () => resolve(got));
+      setTimeout(() => s.destroy(), 3000);
+    });
+  }
+
+  it('the handler reads the whole body, however it arrived: at once, in pieces, or empty', async () => {
+    const port = await serve(echo);
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'observe', arguments: { what: 'errors', pad: 'x'.repeat(5000) } } });
+    const whole = await sendParts(port, [post(body)], 0);
+    expect(JSON.parse(whole.slice(whole.indexOf('\r\n\r\n') + 4))).toEqual({ method: 'POST', body });
+    const head = post(body).slice(0, post(body).length - body.length);
+    const pieces = await sendParts(port, [head, body.slice(0, 100), body.slice(100, 3000), body.slice(3000)], 30);
+    expect(JSON.parse(pieces.slice(pieces.indexOf('\r\n\r\n') + 4))).toEqual({ method: 'POST', body });
+    const empty = await sendParts(port, ['POST /x HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 0\r\n\r\n'], 0);
+    expect(JSON.parse(empty.slice(empty.indexOf('\r\n\r\n') + 4))).toEqual({ method: 'POST', body: '' });
+  });
+
+  it('a request whose client leaves before its body ended never reaches the handler', async () => {
+    let called = 0;
+    const port = await serve(async (req) => {
+      called++;
+      return echo(req, undefined as never);
+    });
+    const body = '{"a":"' + 'y'.repeat(2000) + '"}';
+    const head = post(body).slice(0, post(body).length - body.length);
+    await sendParts(port, [head, body.slice(0, 500)], 20, 50);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(called).toBe(0);
+    // the server goes on answering
+    const after = await sendParts(port, [post('{}')], 0);
+    expect(after).toContain('"body":"{}"');
+    expect(called).toBe(1);
   });
 });
