@@ -22,16 +22,16 @@
  * entries (MAX_INDEX_ENTRIES, ~2.8 MB of columns plus one string per distinct live fold key): past
  * it the oldest go and coverage starts after them (older ranges are scanned).
  */
-import type { RecordView, StoreReader } from '../shm/index.js';
+import { REC_ERROR, REC_FAILING, type RecordView, type StoreReader } from '../shm/index.js';
 import { foldKey, severity, type Severity } from './fold-key.js';
 import { isError, isFailing } from './filter.js';
 import { BUILTIN_NOISE, compileNoise, noiseField } from './noise.js';
 import { decode, passesAny, type Rec } from './scan.js';
 
-/** the entry's record passes `what: "errors"` (filter.ts isError) */
-export const IS_ERROR = 1;
-/** the entry's record passes `what: "failing"` (filter.ts isFailing) */
-export const IS_FAILING = 2;
+/** the entry's record passes `what: "errors"` (filter.ts isError): the header flag's bit */
+export const IS_ERROR = REC_ERROR;
+/** the entry's record passes `what: "failing"` (filter.ts isFailing): the header flag's bit */
+export const IS_FAILING = REC_FAILING;
 
 /**
  * Every client starts with the built-in noise rules, so nearly every observe call hides with them:
