@@ -206,7 +206,12 @@ export async function runProfile(p: ProfileSpec): Promise<ProfileResult> {
     if (p.observeEveryMs > 0) {
       const seeding = producers(p.port, { ...p.load, rate: Math.min(p.load.rate, SEED_RATE) }, SEED_MS, 7);
       let seeded = false;
-      void seeding.finally(() => (seeded = true));
+      // both outcomes end the loop; a failed seed is thrown by the await below, inside the try whose
+      // finally stops the daemon (a .finally() here would leave a second, unhandled rejection)
+      seeding.then(
+        () => (seeded = true),
+        () => (seeded = true),
+      );
       while (!seeded) {
         await sleep(SEED_CALL_EVERY_MS);
         obsWarm.recordValue((await mcp.callTool('observe', { what: 'errors', limit: 50 })).us);
