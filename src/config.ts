@@ -119,6 +119,12 @@ export const PoolSchema = z
     max_queue_delay_ms: z.number().int().min(10).max(60_000).default(250),
     /** V8 young-generation cap per ingest worker (MB): their objects live one batch */
     worker_young_generation_mb: z.number().int().min(4).max(256).default(16),
+    /**
+     * Added to each ingest worker thread's nice value at its start (Linux; capped at 19; 0: left
+     * as main's). Ingest is throughput work: a worker that yields the core when main, the scan
+     * worker or a bridge wakes shortens MCP reads' tail under load (PERFORMANCE.md, "Cost").
+     */
+    worker_nice: z.number().int().min(0).max(19).default(0),
   })
   .strict();
 

@@ -71,6 +71,8 @@ function report(p: HealthParts): Record<string, unknown> {
       retried: d.retried,
       poisoned: d.poisoned,
       worker_crashes: pool.crashes,
+      // pool.worker_nice: each worker's thread id and nice (Linux), or why it kept main's
+      priority: pool.workerPriority,
       // quiet producers' frames any worker took between items; taken_early is what it sped up
       ...(pool.express ? { express: { ...pool.express.stats } } : {}),
     },

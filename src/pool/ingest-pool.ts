@@ -37,6 +37,7 @@ import type { ItemOutcome, TaskItem, WorkerInit } from './messages.js';
 import { ScalePolicy } from './scale-policy.js';
 import { WorkerLane, type LaneOptions } from './worker-lane.js';
 import { collectGarbage } from './collect-garbage.js';
+import type { ThreadPriority } from './thread-priority.js';
 
 /** collections tried for a replaced arena, the first after this delay, each next after twice the last */
 const ARENA_RELEASE_ATTEMPTS = 5;
@@ -144,6 +145,7 @@ export class IngestPool implements TaskRunner {
       alerts: this.alertRing,
       detect: this.detectBuffers,
       ...(this.express ? { express: this.express.buffer } : {}),
+      nice: p.worker_nice,
     };
     this.laneOptions = {
       filename: workerFile(),
@@ -152,6 +154,7 @@ export class IngestPool implements TaskRunner {
       youngGenerationMb: p.worker_young_generation_mb,
       closeTimeoutMs: p.shutdown_drain_ms,
       onError: (err: unknown) => log.error('ingest pool error', { error: String(err) }),
+      onPriority: (pr: ThreadPriority) => this.priorityReported(pr),
     };
     this.maxThreads = p.threads;
     this.minThreads = Math.min(p.min_threads, p.threads);
@@ -193,6 +196,37 @@ export class IngestPool implements TaskRunner {
     for (const l of this.lanes) sum += l.utilization;
     return sum / this.lanes.length;
   }
+
+  /**
+   * The workers' priority for /health: the configured offset, each present worker's thread id and
+   * nice as it reported them, and why a worker could not be lowered (not Linux).
+   */
+  get workerPriority(): { nice_offset: number; threads: Array<{ tid: number; nice: number }>; unavailable?: string } {
+    const threads: Array<{ tid: number; nice: number }> = [];
+    let unavailable: string | undefined;
+    for (const l of this.lanes) {
+      const pr = l.priority;
+      if (!pr) continue;
+      if ('error' in pr) unavailable = pr.error;
+      else threads.push({ tid: pr.tid, nice: pr.nice });
+    }
+    return { nice_offset: this.o.config.pool.worker_nice, threads, ...(unavailable ? { unavailable } : {}) };
+  }
+
+  /** Said once: a worker left at main's priority is a slower read tail, not a fault. */
+  private priorityReported(pr: ThreadPriority): void {
+    if ('error' in pr) {
+      if (this.priorityWarned || this.o.config.pool.worker_nice === 0) return;
+      this.priorityWarned = true;
+      log.warn('ingest workers keep main\'s CPU priority (pool.worker_nice not applied)', { reason: pr.error });
+    } else if (pr.capped) {
+      if (this.priorityWarned) return;
+      this.priorityWarned = true;
+      log.info('ingest workers run at the lowest CPU priority already (pool.worker_nice capped at 19)', { nice: pr.nice });
+    }
+  }
+
+  private priorityWarned = false;
 
   /** Admission control: refuse new work (nack/503) before the workers saturate. */
   overloaded(): boolean {

@@ -10,6 +10,7 @@ import type { DetectStateBuffers } from '../shm/detect-state.js';
 import type { StoreBuffers } from '../shm/index.js';
 import type { ItemOutcome } from '../domain/ingest/outcome.js';
 import type { TaskItem } from '../domain/ingest/item.js';
+import type { ThreadPriority } from './thread-priority.js';
 
 // The item and outcome shapes are the ingest core's; this protocol carries them unchanged.
 export { HTTP_ROUTES, type HttpRoute } from '../domain/kinds.js';
@@ -41,12 +42,16 @@ export interface IngestResult {
   redactionFailed?: number;
   /** alerts the detectors raised that could not be published (too large for an alert slot) */
   alertsUnpublished?: number;
+  /** on a thread's first result only: its priority as its start left it (thread-priority.ts) */
+  priority?: ThreadPriority;
 }
 
 export interface WarmupResult {
   kind: 'warmup';
   batches: number;
   micros: number;
+  /** as IngestResult's */
+  priority?: ThreadPriority;
 }
 
 export type WorkerResult = IngestResult | WarmupResult;
@@ -73,4 +78,6 @@ export interface WorkerInit {
   detect: DetectStateBuffers;
   /** the express board (express.ts); absent when it is off */
   express?: SharedArrayBuffer;
+  /** added to the worker thread's nice value at its start (thread-priority.ts); absent: 0 */
+  nice?: number;
 }

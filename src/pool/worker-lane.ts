@@ -7,7 +7,8 @@
  * being enough.
  */
 import { Piscina } from 'piscina';
-import type { IngestResult, WarmupResult, WorkerInit, WorkerTask } from './messages.js';
+import type { IngestResult, WarmupResult, WorkerInit, WorkerResult, WorkerTask } from './messages.js';
+import type { ThreadPriority } from './thread-priority.js';
 
 export interface LaneOptions {
   filename: string;
@@ -16,6 +17,8 @@ export interface LaneOptions {
   youngGenerationMb: number;
   closeTimeoutMs: number;
   onError: (err: unknown) => void;
+  /** once per thread, from its first result: the priority its start left it at */
+  onPriority?: (p: ThreadPriority) => void;
   /**
    * no thread until the first task: an idle daemon holds no ingest thread at all (its ~20 MB of
    * RSS), and the first batch after idle waits for one to load (tens of ms)
@@ -40,6 +43,8 @@ export class WorkerLane {
   /** time a second task sat behind the first: the thread runs one at a time, so it waited */
   private waitMs = 0;
   private waitSince = 0;
+  /** the thread's priority, as its first result reported it (undefined before its first task) */
+  priority: ThreadPriority | undefined;
 
   constructor(
     readonly id: number,
@@ -65,7 +70,10 @@ export class WorkerLane {
       closeTimeout: o.closeTimeoutMs,
     });
     this.piscina.on('error', o.onError);
+    this.onPriority = o.onPriority;
   }
+
+  private readonly onPriority: ((p: ThreadPriority) => void) | undefined;
 
   /** tasks handed to this lane so far (a lazy lane's thread starts with the first) */
   tasks = 0;
@@ -76,7 +84,9 @@ export class WorkerLane {
     if (n === 1) this.busySince = performance.now();
     else if (n === 2) this.waitSince = performance.now();
     try {
-      return await this.piscina.run(task);
+      const r = await this.piscina.run(task);
+      this.noteFirst(r);
+      return r;
     } catch (err) {
       this.recover();
       throw err;
@@ -87,6 +97,13 @@ export class WorkerLane {
     }
   }
 
+  /** a thread's first result carries its priority (a replacement thread's too) */
+  private noteFirst(r: WorkerResult): void {
+    if (!r.priority) return;
+    this.priority = r.priority;
+    this.onPriority?.(r.priority);
+  }
+
   /** Starts the replacement thread now (a lazy lane would wait for a task) and waits until it loaded. */
   private recover(): void {
     if (this.recovering) return;
@@ -95,7 +112,10 @@ export class WorkerLane {
       this.recovering = false;
     };
     // a thread that cannot load fails this too: the lane takes work again rather than never
-    this.piscina.run({ kind: 'warmup', batches: 0 }).then(done, done);
+    this.piscina.run({ kind: 'warmup', batches: 0 }).then((r: WorkerResult) => {
+      this.noteFirst(r);
+      done();
+    }, done);
   }
 
   /** ms during which a task waited inside this lane behind another, the wait under way included */
