@@ -121,10 +121,12 @@ export const PoolSchema = z
     worker_young_generation_mb: z.number().int().min(4).max(256).default(16),
     /**
      * Added to each ingest worker thread's nice value at its start (Linux; capped at 19; 0: left
-     * as main's). Ingest is throughput work: a worker that yields the core when main, the scan
-     * worker or a bridge wakes shortens MCP reads' tail under load (PERFORMANCE.md, "Cost").
+     * as main's). Ingest is throughput work and reads are latency work: a worker that yields the
+     * core when main or the scan worker wakes keeps a read from waiting behind a batch. Nice ranks
+     * threads within the daemon (the kernel groups CPU by session), so it takes nothing from the
+     * rest of the machine's share. 5: observe's tail at half the maximum, PERFORMANCE.md "Cost".
      */
-    worker_nice: z.number().int().min(0).max(19).default(0),
+    worker_nice: z.number().int().min(0).max(19).default(5),
   })
   .strict();
 
