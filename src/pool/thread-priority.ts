@@ -1,8 +1,9 @@
 /**
  * Lowering one thread's CPU priority (raising its nice value) from inside it. Ingest is
  * throughput work and MCP reads are latency work, and on a machine with few cores they take turns
- * on the same cores: an ingest worker that yields to main, the scan worker and the bridge when
- * they wake shortens the reads' tail, and loses nothing while the cores have room.
+ * on the same cores: an ingest worker that yields to main and the scan worker when they wake
+ * shortens the reads' tail, and loses nothing while the cores have room. Only the daemon's own
+ * threads are ranked so: Linux groups CPU by session (autogroup), and a daemon runs in its own.
  *
  * Linux only: there setpriority(PRIO_PROCESS, tid) changes one thread (the kernel's threads are
  * tasks), and Node's os.setPriority passes its id straight to setpriority. The thread's id is
