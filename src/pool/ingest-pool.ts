@@ -213,12 +213,16 @@ export class IngestPool implements TaskRunner {
     return { nice_offset: this.o.config.pool.worker_nice, threads, ...(unavailable ? { unavailable } : {}) };
   }
 
-  /** Said once: a worker left at main's priority is a slower read tail, not a fault. */
+  /**
+   * Said once: a worker left at main's priority is a slower read tail, not a fault. Where threads
+   * have no priority of their own (not Linux) that is the platform, said quietly; a refusal on
+   * Linux is a warning.
+   */
   private priorityReported(pr: ThreadPriority): void {
     if ('error' in pr) {
       if (this.priorityWarned || this.o.config.pool.worker_nice === 0) return;
       this.priorityWarned = true;
-      log.warn('ingest workers keep main\'s CPU priority (pool.worker_nice not applied)', { reason: pr.error });
+      (pr.unsupported ? log.debug : log.warn)('ingest workers keep main\'s CPU priority (pool.worker_nice not applied)', { reason: pr.error });
     } else if (pr.capped) {
       if (this.priorityWarned) return;
       this.priorityWarned = true;

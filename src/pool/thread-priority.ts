@@ -18,7 +18,7 @@ import { readlinkSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 
 /** What a thread's priority is after the attempt: its id and nice, or why it was left as it was. */
-export type ThreadPriority = { tid: number; nice: number; capped?: true } | { error: string };
+export type ThreadPriority = { tid: number; nice: number; capped?: true } | { error: string; unsupported?: true };
 
 /** The nice value's upper end on Linux (the lowest priority). */
 export const NICE_MAX = 19;
@@ -37,7 +37,7 @@ export function ownThreadId(): number | undefined {
 /** Adds `offset` to the calling thread's nice value (capped at 19); 0 only reads it. */
 export function lowerOwnPriority(offset: number): ThreadPriority {
   const tid = ownThreadId();
-  if (tid === undefined) return { error: 'no per-thread priority here (no /proc/thread-self): left unchanged' };
+  if (tid === undefined) return { error: 'no per-thread priority here (no /proc/thread-self): left unchanged', unsupported: true };
   try {
     const now = getPriority(tid);
     if (offset <= 0) return { tid, nice: now };
