@@ -125,10 +125,10 @@ export const PoolSchema = z
      * core when main or the scan worker wakes keeps a read from waiting behind a batch. Nice ranks
      * threads within the daemon (the kernel groups CPU by session), so it takes nothing from the
      * rest of the machine's share; where the kernel does not group (autogroup off) the workers also
-     * yield to other busy processes, and 0 gives them main's priority back. 5: observe's tail at
-     * half the maximum, PERFORMANCE.md "Fifth pass".
+     * yield to other busy processes, and 0 gives them main's priority back. 10: observe's tail at
+     * half the maximum, measured against 0, 5 and 15 (PERFORMANCE.md "Fifth pass").
      */
-    worker_nice: z.number().int().min(0).max(19).default(5),
+    worker_nice: z.number().int().min(0).max(19).default(10),
   })
   .strict();
 

@@ -61,12 +61,12 @@ describe.runIf(linux)('ingest workers at a lower CPU priority (pool.worker_nice)
     for (const tid of others) expect({ tid, nice: kernelNice(tid) }).toEqual({ tid, nice: base });
   });
 
-  it('by default the workers run 5 above main (config.ts: what the read tail was measured with)', async () => {
+  it('by default the workers run 10 above main (config.ts: what the read tail was measured with)', async () => {
     const base = getPriority(ownThreadId()!);
     server = await startTestServer({ pool: { threads: 1 } });
     const pr = await wakeWorkers(server, 1);
-    expect(pr.nice_offset).toBe(5);
-    expect(kernelNice(pr.threads[0]!.tid)).toBe(Math.min(NICE_MAX, base + 5));
+    expect(pr.nice_offset).toBe(10);
+    expect(kernelNice(pr.threads[0]!.tid)).toBe(Math.min(NICE_MAX, base + 10));
   });
 
   it('offset 0 leaves the workers at main\'s nice', async () => {
