@@ -13,12 +13,11 @@
  * retries and queueing count against us (no coordinated omission).
  */
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { unpack } from 'msgpackr';
 import WebSocket from 'ws';
 import { buildFramePool, helloFrame, stamp, FIRST_SEQ, POOL_FRAMES, type FramePool, type Mix } from './frames.js';
+import { lowerOwnPriority } from '../../src/pool/thread-priority.js';
 import { encodeHistogram, mergeHistograms, newHistogram, percentiles, type Histogram, type Percentiles } from './histogram.js';
 
 export interface ProducerRunOptions {
@@ -422,21 +421,15 @@ export async function runProducers(o: ProducerRunOptions): Promise<ProducerRunRe
 /**
  * Producers share this machine's cores with the server and with the bench's own MCP client, which
  * timestamps notifications: a load generator that takes a core when the server or the probe
- * wakes up measures itself. So its threads yield (nice 10, this thread only — Linux applies
- * setpriority to a thread id), as they would on a separate machine. Best effort elsewhere.
+ * wakes up measures itself. So its threads yield (nice 10, this thread only: the same per-thread
+ * setpriority the daemon's ingest workers use, src/pool/thread-priority.ts), as they would on a
+ * separate machine. Elsewhere than Linux the load runs at normal priority.
  */
-function lowerOwnPriority(): void {
-  try {
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    if (Number.isInteger(tid) && tid > 0) setPriority(tid, 10);
-  } catch {
-    // not Linux, or not permitted: the load runs at normal priority
-  }
-}
+const PRODUCER_NICE = 10;
 
 if (!isMainThread && (workerData as { kind?: string } | null)?.kind === 'gasoline-bench-producer') {
   const init = workerData as ThreadInit;
-  lowerOwnPriority();
+  lowerOwnPriority(PRODUCER_NICE);
   runThread(init).then(
     (r) => {
       parentPort!.postMessage(r);
