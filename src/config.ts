@@ -125,10 +125,11 @@ export const PoolSchema = z
      * core when main or the scan worker wakes keeps a read from waiting behind a batch. Nice ranks
      * threads within the daemon (the kernel groups CPU by session), so it takes nothing from the
      * rest of the machine's share; where the kernel does not group (autogroup off) the workers also
-     * yield to other busy processes, and 0 gives them main's priority back. 10: observe's tail at
-     * half the maximum, measured against 0, 5 and 15 (PERFORMANCE.md "Fifth pass").
+     * yield to other busy processes. Default 0: on a 6.18 kernel any offset (2, 5 or 10 alike) cut
+     * paced ingest by a quarter to two thirds with cores left idle, against a few ms off observe's
+     * tail at half the maximum on the machine of 2026-11-25 (PERFORMANCE.md "Fifth pass"; "The machine of 2026-12-01").
      */
-    worker_nice: z.number().int().min(0).max(19).default(10),
+    worker_nice: z.number().int().min(0).max(19).default(0),
   })
   .strict();
 
