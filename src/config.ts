@@ -77,7 +77,10 @@ export const PoolSchema = z
     min_threads: z.number().int().min(1).max(64).default(1),
     /** how often the pool samples its queue and its workers' busy time to grow or shrink */
     scale_check_ms: z.number().int().min(5).max(10_000).default(100),
-    /** a worker is added once work has waited for one in every sample for this long (not one spike) */
+    /**
+     * a worker is added once work has waited for one in every sample for this long (not one
+     * spike), or at once in a sample in which the edge refused work as overloaded
+     */
     grow_after_ms: z.number().int().min(10).max(60_000).default(500),
     /**
      * A worker is removed once, over this long, nothing waited and the busy time would have fit in

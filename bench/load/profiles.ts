@@ -355,8 +355,10 @@ export async function runSaturate(o: { root: string; port: number; rates: number
     // rate measured its start-up, not its maximum (2026-12-01, a machine ~1.7x slower than the
     // one the steps were set on: nacks at 100 000 events/s within the first step, then no step
     // above it, while a warm daemon held 300 000). An agent meets a warm daemon; the warm-up is
-    // untimed, and the accounting below starts after it.
-    await producers(o.port, { rate: o.rates[0]!, mix: 'mixed', connections: 8, window: 256 }, SATURATE_WARMUP_MS, 4711, 10_000);
+    // untimed, and the accounting below starts after it. Its drain is short: the warm-up's own
+    // nacks and resends once drained for 10 s, long enough for the pool to see 10 s without a
+    // wait and shrink back to one worker just as the first step began.
+    await producers(o.port, { rate: o.rates[0]!, mix: 'mixed', connections: 8, window: 256 }, SATURATE_WARMUP_MS, 4711, 1000);
     await settled(o.port, 5000);
     const before = await getHealth(o.port);
     const budget = memoryBudgetMb(before);

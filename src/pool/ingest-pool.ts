@@ -80,7 +80,7 @@ export class IngestPool implements TaskRunner {
   private nextLaneId = 0;
   private readonly policy: ScalePolicy;
   private readonly scaleTimer: NodeJS.Timeout;
-  private lastSample = { at: performance.now(), backlogMs: 0, busyMs: 0 };
+  private lastSample = { at: performance.now(), backlogMs: 0, busyMs: 0, shed: 0 };
   /** busy time of lanes already removed, so the pool's total never goes back */
   private busyOfRemovedMs = 0;
   private waitOfRemovedMs = 0;
@@ -351,19 +351,33 @@ export class IngestPool implements TaskRunner {
     this.lastSample = cur;
     const ms = now - last.at;
     const { backlogMs, busyMs } = cur;
-    const decision = this.policy.decide({ ms, backlogMs: Math.min(ms, Math.max(0, backlogMs - last.backlogMs)), busyMs: Math.max(0, busyMs - last.busyMs) }, this.lanes.length, this.starting !== undefined);
+    const decision = this.policy.decide(
+      { ms, backlogMs: Math.min(ms, Math.max(0, backlogMs - last.backlogMs)), busyMs: Math.max(0, busyMs - last.busyMs), shed: cur.shed - last.shed },
+      this.lanes.length,
+      this.starting !== undefined,
+    );
     if (decision === 'grow') this.grow();
     else if (decision === 'shrink') this.shrink();
   }
 
-  private sampleTotals(now: number): { at: number; backlogMs: number; busyMs: number } {
+  /**
+   * The edges call this for each batch they refuse (or hand to a worker to refuse) as overloaded:
+   * the scale policy grows at once on it (ScalePolicy's header).
+   */
+  noteShed(batches = 1): void {
+    this.shedTotal += batches;
+  }
+
+  private shedTotal = 0;
+
+  private sampleTotals(now: number): { at: number; backlogMs: number; busyMs: number; shed: number } {
     let backlogMs = this.dispatcher.backlogTotalMs(now) + this.waitOfRemovedMs;
     let busyMs = this.busyOfRemovedMs;
     for (const l of this.lanes) {
       busyMs += l.busyTotalMs(now);
       backlogMs += l.waitTotalMs(now);
     }
-    return { at: now, backlogMs, busyMs };
+    return { at: now, backlogMs, busyMs, shed: this.shedTotal };
   }
 
   /** Idle long enough after work, and nothing anywhere names the arena or waits for a worker. */

@@ -5,7 +5,11 @@
  * Grow: work waited for a worker (queued in the dispatcher that it could not hand out, or behind
  * another task inside a busy worker) for at least half of every sample over `growAfterMs`. One spike shorter than
  * that never adds a thread; after a grow the streak starts again, so the pool adds one worker per
- * window and sees what it changed before adding the next.
+ * window and sees what it changed before adding the next. Except when the edge refused work as
+ * overloaded in the sample: a producer that is told to resend while a worker could still be
+ * added pays more than a thread kept for `shrinkAfterMs`, so that grows at once (one worker per
+ * sample, none while one is starting). Seen: a daemon that had shrunk to one worker after 10 s
+ * of quiet met 100 000 events/s and refused ~800 batches in the 500 ms the streak asked for.
  *
  * Shrink: over `shrinkAfterMs` since the last grow, nothing waited and the workers' busy time
  * would have fit in one worker fewer kept at most half busy. Busy time, not per-worker idleness:
@@ -21,6 +25,8 @@ export interface ScaleSample {
   backlogMs: number;
   /** sum over workers of the time each held at least one task */
   busyMs: number;
+  /** batches the edge refused as overloaded in it (absent: none) */
+  shed?: number;
 }
 
 export interface ScalePolicyOptions {
@@ -58,7 +64,7 @@ export class ScalePolicy {
       this.streakMs = 0;
       return undefined;
     }
-    if (workers < this.o.max && this.streakMs >= this.o.growAfterMs) {
+    if (workers < this.o.max && (this.streakMs >= this.o.growAfterMs || (s.shed ?? 0) > 0)) {
       this.sinceGrowMs = 0;
       this.streakMs = 0;
       return 'grow';
@@ -70,7 +76,7 @@ export class ScalePolicy {
       for (let i = this.samples.length - 1; i >= 0 && ms < this.o.shrinkAfterMs; i--) {
         const x = this.samples[i]!;
         ms += x.ms;
-        backlog += x.backlogMs;
+        backlog += x.backlogMs + (x.shed ?? 0);
         busy += x.busyMs;
       }
       if (backlog === 0 && busy <= ms * (workers - 1) * SHRINK_HEADROOM) return 'shrink';

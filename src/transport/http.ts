@@ -104,7 +104,10 @@ export class HttpEdge {
     if (!a) return;
     const { reply, length } = a;
     const pool = this.o.pool;
-    if (pool.overloaded()) return this.fail(reply, 'overloaded', undefined, true);
+    if (pool.overloaded()) {
+      pool.noteShed();
+      return this.fail(reply, 'overloaded', undefined, true);
+    }
     if (length >= 0) {
       // Known length: read the body straight into the arena — the one copy.
       const slice = pool.arena.reserve(length);
@@ -149,9 +152,12 @@ export class HttpEdge {
     const slot = pool.slotAlloc.alloc();
     if (slot === undefined) {
       pool.arena.release(slice);
+      pool.noteShed();
       return this.fail(reply, 'overloaded');
     }
-    pool.dispatcher.submit({ src: 'http', route, off: slice.off, len: slice.len, slot, shed: pool.overloaded(), edgeAt: performance.timeOrigin + performance.now() }, Date.now(), (r: ItemOutcome) => {
+    const shed = pool.overloaded();
+    if (shed) pool.noteShed();
+    pool.dispatcher.submit({ src: 'http', route, off: slice.off, len: slice.len, slot, shed, edgeAt: performance.timeOrigin + performance.now() }, Date.now(), (r: ItemOutcome) => {
       pool.arena.release(slice);
       pool.slotAlloc.release(slot);
       const a = httpAnswer(r, this.o.config.pool.retry_after_ms);

@@ -453,6 +453,7 @@ export class WsEdge {
     // queue-delay bound: with a deep producer window the backlog sits here, not in the dispatcher.
     const waited = take.length ? performance.timeOrigin + performance.now() - take[0]!.edgeAt : 0;
     const shed = pool.overloaded() || waited > this.o.config.pool.max_queue_delay_ms;
+    if (shed) pool.noteShed(take.length);
     const group: Pending[] = [];
     let remaining = 0;
     const touched = new Set<Conn>();
@@ -467,6 +468,7 @@ export class WsEdge {
       if (slot === undefined) {
         // no slot: answer as overloaded without a task; the producer resends
         pool.arena.release(f.slice);
+        if (!shed) pool.noteShed();
         this.o.stats.bump(this.o.stats.nacks, 'overloaded');
         this.send(f.conn, { t: 'error', code: 'overloaded', message: 'ingest slots exhausted; resend unacknowledged batches after a delay', retry_after_ms: this.o.config.pool.retry_after_ms });
         continue;

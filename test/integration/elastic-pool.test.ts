@@ -106,6 +106,17 @@ describe('the elastic ingest pool', () => {
     p.close();
   }, 60_000);
 
+  it('grows at once when the edge refuses work as overloaded, without waiting out grow_after_ms', async () => {
+    // the streak alone would need a minute; the 10 ms queue bound refuses a deep window at once
+    server = await startTestServer({ pool: { ...ELASTIC, grow_after_ms: 60_000, shrink_after_ms: 60_000, max_queue_delay_ms: 10 } });
+    const s = server;
+    const tag = `shed-grow-${Date.now()}`;
+    const loads = await Promise.all([0, 1, 2].map((i) => busy(s.port, `shed-grow-${i}-${process.pid}`, `${tag}-${i}`)));
+    await waitFor(() => `a refusal, then a grow: ${JSON.stringify({ nacks: s.stats.nacks, workers: health(s).pool.workers })}`, () => (s.stats.nacks.overloaded ?? 0) > 0 && s.pool.grows >= 1, 20_000);
+    for (const l of loads) await l.stop();
+    await expectBalanced(s);
+  }, 60_000);
+
   it('a worker that dies while the pool grows is replaced; its batch is stored once and the accounting balances', async () => {
     server = await startTestServer({ pool: ELASTIC }, { faultInjection: true });
     const s = server;

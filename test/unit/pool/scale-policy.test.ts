@@ -72,4 +72,26 @@ describe('ScalePolicy', () => {
     expect(feed(p, Array.from({ length: 19 }, () => idle()), 2).filter(Boolean)).toEqual([]);
     expect(p.decide(idle(), 2, false)).toBe('shrink');
   });
+
+  it('a sample in which the edge refused work grows at once: one worker a sample, none while one starts, none at max', () => {
+    const p = new ScalePolicy(opts);
+    const refused = (n = 3): ScaleSample => ({ ms: 100, backlogMs: 10, busyMs: 100, shed: n });
+    // a spike the streak alone would never count, with refusals in its first sample
+    expect(p.decide(refused(), 1, false)).toBe('grow');
+    expect(p.decide(refused(), 2, true)).toBeUndefined();
+    expect(p.decide(refused(), 2, false)).toBe('grow');
+    expect(p.decide(refused(), 4, false)).toBeUndefined();
+    // no refusal, a short spike: the streak rule as before
+    const q = new ScalePolicy(opts);
+    expect(feed(q, [queued(), queued(), idle()], 1).filter(Boolean)).toEqual([]);
+  });
+
+  it('does not shrink while the window holds a refusal, even with no backlog measured', () => {
+    // at max, so the refusal cannot grow the pool: what is left to see is whether it shrinks
+    const p = new ScalePolicy(opts);
+    const window = Array.from({ length: 20 }, (_, i): ScaleSample => (i === 12 ? { ...idle(), shed: 1 } : idle()));
+    expect(feed(p, window, 4).filter(Boolean)).toEqual([]);
+    // once the refusal has left the window, idle shrinks as before
+    expect(feed(p, Array.from({ length: 13 }, () => idle()), 4)).toContain('shrink');
+  });
 });
