@@ -68,7 +68,16 @@ export function prepareRun(config: ExtConfig): TempDirs {
   const profileDir = join(base, 'profile');
   buildExtension(extDir);
   writeFileSync(join(extDir, 'config.json'), JSON.stringify({ pairingKey: TEST_PAIRING_KEY, ...config }));
-  return { extDir, profileDir, cleanup: () => rmSync(base, { recursive: true, force: true }) };
+  return { extDir, profileDir, cleanup: () => removeProfile(base) };
+}
+
+/**
+ * Chromium's helper processes outlive the browser by a moment and still write into the profile:
+ * a plain recursive remove then failed with ENOTEMPTY once (2026-12-01, CI form on a slower
+ * machine). rmSync retries exactly that error, and EBUSY, with a growing pause.
+ */
+function removeProfile(dir: string): void {
+  rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 }
 
 export interface Launched {
@@ -107,7 +116,7 @@ export async function launchPlain(): Promise<{ ctx: BrowserContext; close(): Pro
     ctx,
     close: async () => {
       await ctx.close().catch(() => undefined);
-      rmSync(base, { recursive: true, force: true });
+      removeProfile(base);
     },
   };
 }
@@ -128,7 +137,10 @@ export function spawnCli(config: ExtConfig, url: string): { proc: ChildProcess; 
         const exited = new Promise((r) => proc.once('exit', r));
         proc.kill('SIGTERM');
         await Promise.race([exited, new Promise((r) => setTimeout(r, 3000))]);
-        if (proc.exitCode === null) proc.kill('SIGKILL');
+        if (proc.exitCode === null && proc.signalCode === null) {
+          proc.kill('SIGKILL');
+          await exited;
+        }
       }
       dirs.cleanup();
     },
