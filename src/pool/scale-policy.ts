@@ -11,7 +11,7 @@
  * sample, none while one is starting). Seen: a daemon that had shrunk to one worker after 10 s
  * of quiet met 100 000 events/s and refused ~800 batches in the 500 ms the streak asked for.
  *
- * Shrink: over `shrinkAfterMs` since the last grow, nothing waited and the workers' busy time
+ * Shrink: over `shrinkAfterMs` since the last grow, nothing waited or was refused and the workers' busy time
  * would have fit in one worker fewer kept at most half busy. Busy time, not per-worker idleness:
  * the dispatcher spreads a trickle over every worker, so no single one ever idles that long while
  * the pool as a whole does almost nothing. Shrinks may follow each other sample by sample while
@@ -73,13 +73,15 @@ export class ScalePolicy {
       let ms = 0;
       let backlog = 0;
       let busy = 0;
+      let shed = 0;
       for (let i = this.samples.length - 1; i >= 0 && ms < this.o.shrinkAfterMs; i--) {
         const x = this.samples[i]!;
         ms += x.ms;
-        backlog += x.backlogMs + (x.shed ?? 0);
+        backlog += x.backlogMs;
         busy += x.busyMs;
+        shed += x.shed ?? 0;
       }
-      if (backlog === 0 && busy <= ms * (workers - 1) * SHRINK_HEADROOM) return 'shrink';
+      if (backlog === 0 && shed === 0 && busy <= ms * (workers - 1) * SHRINK_HEADROOM) return 'shrink';
     }
     return undefined;
   }
