@@ -124,7 +124,16 @@ export async function launchPlain(): Promise<{ ctx: BrowserContext; close(): Pro
 /** Command-line Chromium, no CDP attached: the only way to see real service-worker lifetime. */
 export function spawnCli(config: ExtConfig, url: string): { proc: ChildProcess; stderr: () => string; stop(): Promise<void> } {
   const dirs = prepareRun(config);
-  const proc = spawn(CHROMIUM, ['--headless=new', ...chromiumFlags(dirs.extDir), `--user-data-dir=${dirs.profileDir}`, url], { stdio: ['ignore', 'ignore', 'pipe'] });
+  // its own process group, so that stop() ends the helper processes too: they outlived the
+  // browser and kept writing into the profile past 5 s of removal retries (2026-12-01)
+  const proc = spawn(CHROMIUM, ['--headless=new', ...chromiumFlags(dirs.extDir), `--user-data-dir=${dirs.profileDir}`, url], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  const signalGroup = (sig: NodeJS.Signals): void => {
+    try {
+      process.kill(-proc.pid!, sig);
+    } catch {
+      // the group is gone already
+    }
+  };
   let err = '';
   proc.stderr!.on('data', (d: Buffer) => {
     if (err.length < 200_000) err += d.toString();
@@ -133,15 +142,17 @@ export function spawnCli(config: ExtConfig, url: string): { proc: ChildProcess; 
     proc,
     stderr: () => err,
     stop: async () => {
-      if (proc.exitCode === null) {
+      if (proc.exitCode === null && proc.signalCode === null) {
         const exited = new Promise((r) => proc.once('exit', r));
-        proc.kill('SIGTERM');
+        signalGroup('SIGTERM');
         await Promise.race([exited, new Promise((r) => setTimeout(r, 3000))]);
         if (proc.exitCode === null && proc.signalCode === null) {
-          proc.kill('SIGKILL');
+          signalGroup('SIGKILL');
           await exited;
         }
       }
+      // whatever of the group is left after the browser itself
+      signalGroup('SIGKILL');
       dirs.cleanup();
     },
   };
