@@ -68,7 +68,7 @@ function clientsTable(r: ClientsResult | undefined, unavailable: string | undefi
     '|---|---|---|---|',
     ...rows,
     '',
-    `Memory, idle after the same warm-up calls: daemon with 3 bridges connected **${r.daemon_idle_rss_mb} MB** vs a standalone process **${r.standalone_idle_rss_mb} MB**: **+${r.daemon_rss_over_standalone_idle_mb} MB** (target ≤ +30). Under the load: daemon peak ${r.daemon_peak_rss_mb} MB, CPU ${r.daemon_cpu_pct} %.`,
+    `Memory, idle after the same second of telemetry and warm-up calls: daemon with 3 bridges connected **${r.daemon_idle_rss_mb} MB** vs a standalone process **${r.standalone_idle_rss_mb} MB**: **+${r.daemon_rss_over_standalone_idle_mb} MB** (target ≤ +30). Under the load: daemon peak ${r.daemon_peak_rss_mb} MB, CPU ${r.daemon_cpu_pct} %.`,
   ];
 }
 

@@ -20,6 +20,7 @@ import { accounting, producers, settled, startServer, type Accounting } from './
 import { scratchStateDir, trackChild } from './procs.js';
 import { detectStreaming, startPushProbe, type PushProbeResult } from './push-probe.js';
 import { cpuSeconds, getHealth, waitPortFree } from './server-proc.js';
+import { daemonEnv } from '../../src/bridge/daemon.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -234,8 +235,19 @@ export interface ClientsResult {
   stdout_bad_lines: number;
 }
 
-/** The same untimed warm-up calls runProfile makes: an agent's first calls compile the query path. */
-async function warmUp(m: McpProc): Promise<void> {
+/**
+ * Before the idle reading, both sides take the same second of telemetry and then the same untimed
+ * calls runProfile makes (an agent's first calls compile the query path): a standalone warms its
+ * ingest worker at start, a `--server` daemon starts it on the first producer, so without the seed
+ * the figure compared a started worker with one not yet started (daemon − standalone read −29 to
+ * −32 MB, 2026-12-02).
+ */
+async function warmUp(m: McpProc, port: number): Promise<void> {
+  await producers(port, { rate: 5000, mix: 'mixed', connections: 2 }, 1000, 4242);
+  await warmUpCalls(m);
+}
+
+async function warmUpCalls(m: McpProc): Promise<void> {
   for (let i = 0; i < 3; i++) {
     await m.callTool('observe', { what: 'errors', limit: 50 });
     await m.callTool('configure', { action: 'health' });
@@ -253,11 +265,13 @@ export async function runClients(o: {
   probeEveryMs: number;
   serverThreads: number;
 }): Promise<ClientsResult> {
-  // standalone idle first, alone on the machine's share of the cores, then gone
-  const solo = await startServer(o.root, o.standalonePort, o.serverThreads, 'standalone');
+  // standalone idle first, alone on the machine's share of the cores, then gone. It runs with the
+  // allocator settings a bridge gives its daemon (daemonEnv), so the difference is what the daemon
+  // loads, not glibc's: with defaults on one side only it read −32 MB (2026-12-01).
+  const solo = await startServer(o.root, o.standalonePort, o.serverThreads, 'standalone', daemonEnv({ ...process.env }));
   let standaloneIdle: number;
   try {
-    await warmUp(solo);
+    await warmUp(solo, o.standalonePort);
     await sleep(1000);
     standaloneIdle = rssOf(solo.pid).rss_mb;
   } finally {
@@ -273,7 +287,8 @@ export async function runClients(o: {
       bridges.push(m);
       await m.start();
     }
-    for (const m of bridges) await warmUp(m);
+    await warmUp(bridges[0]!, o.port);
+    for (const m of bridges.slice(1)) await warmUpCalls(m);
     await sleep(1000);
     const daemonPid = bridges[0]!.pid;
     const daemonIdle = rssOf(daemonPid).rss_mb;

@@ -113,8 +113,8 @@ export function producers(port: number, l: LoadSpec, durationMs: number, seed: n
   });
 }
 
-export async function startServer(root: string, port: number, threads: number | undefined, mode: ProcMode): Promise<McpProc> {
-  const mcp = new McpProc({ root, port, mode, ...(threads !== undefined ? { threads } : {}) });
+export async function startServer(root: string, port: number, threads: number | undefined, mode: ProcMode, env?: NodeJS.ProcessEnv): Promise<McpProc> {
+  const mcp = new McpProc({ root, port, mode, ...(threads !== undefined ? { threads } : {}), ...(env ? { env } : {}) });
   try {
     await mcp.start();
   } catch (e) {

@@ -170,17 +170,18 @@ function rmQuiet(path: string): void {
 const BIN = fileURLToPath(new URL('../../../bin/gasoline', import.meta.url));
 
 /**
- * glibc's allocator settings for the daemon, read once at exec (so set by whoever spawns it):
- * every ingest worker thread that ever ran leaves its malloc arena behind when it ends, ~2 MB
- * still resident in each, pinned by the small chunks its thread cache and fast bins give back at
- * exit and kept by a trim threshold glibc raises on its own. An elastic pool that grew to N
- * workers under a burst kept N such arenas after shrinking and recycling (+7 MB at 4 workers,
- * growing with the core count). Without thread caches and fast bins, with a fixed trim
- * threshold, those frees coalesce and the arenas' tops go back: idle RSS after a burst at 4
- * workers 81-82 -> 74-75 MB over ring data (PERFORMANCE.md, "Idle RSS"). A value the user set
- * is left alone.
+ * glibc's allocator settings for the daemon, read once at exec (so set by whoever spawns it).
+ * By default glibc gives each thread that mallocs an arena of its own (up to 8 per core) and raises
+ * its trim threshold on its own, so every ingest worker that ever ran left ~2 MB resident after it
+ * ended: an elastic pool that grew to N workers under a burst kept N arenas after shrinking
+ * (+7 MB at 4 workers, growing with the core count). Two arenas, whatever the core count, and a
+ * fixed trim threshold bound that: idle RSS after a burst 76-77 MB over ring data at 4 and 8
+ * workers (80-82 with glibc's defaults). Until 2026-12-02 the settings also turned off the thread
+ * caches and fast bins (72-73 MB), which cost a third of the daemon's CPU per ingested event on
+ * the Firecracker machine (every free consolidating, ~8x the madvise calls): "The machine of
+ * 2026-12-01" in PERFORMANCE.md. A value the user set is left alone.
  */
-export const DAEMON_MALLOC_TUNABLES = 'glibc.malloc.tcache_count=0:glibc.malloc.mxfast=0:glibc.malloc.trim_threshold=131072';
+export const DAEMON_MALLOC_TUNABLES = 'glibc.malloc.arena_max=2:glibc.malloc.trim_threshold=131072';
 
 /** The environment a daemon is started with: the caller's, plus DAEMON_MALLOC_TUNABLES unless GLIBC_TUNABLES is set. */
 export function daemonEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
