@@ -267,7 +267,7 @@ export async function runClients(o: {
 }): Promise<ClientsResult> {
   // standalone idle first, alone on the machine's share of the cores, then gone. It runs with the
   // allocator settings a bridge gives its daemon (daemonEnv), so the difference is what the daemon
-  // loads, not glibc's: with defaults on one side only it read −32 MB (2026-12-01).
+  // loads, not what two allocators keep.
   const solo = await startServer(o.root, o.standalonePort, o.serverThreads, 'standalone', daemonEnv({ ...process.env }));
   let standaloneIdle: number;
   try {
