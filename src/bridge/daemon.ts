@@ -175,7 +175,7 @@ const BIN = fileURLToPath(new URL('../../../bin/gasoline', import.meta.url));
  * its trim threshold on its own, so every ingest worker that ever ran left ~2 MB resident after it
  * ended: an elastic pool that grew to N workers under a burst kept N arenas after shrinking
  * (+7 MB at 4 workers, growing with the core count). Two arenas, whatever the core count, and a
- * fixed trim threshold bound that: idle RSS after a burst 76-77 MB over ring data at 4 and 8
+ * fixed trim threshold bound that: idle RSS after a burst 76-78 MB over ring data at 2, 4 and 8
  * workers (80-82 with glibc's defaults). Until 2026-12-02 the settings also turned off the thread
  * caches and fast bins (72-73 MB), which cost a third of the daemon's CPU per ingested event on
  * the Firecracker machine (every free consolidating, ~8x the madvise calls): "The machine of
