@@ -81,6 +81,8 @@ export class IngestPool implements TaskRunner {
   private readonly policy: ScalePolicy;
   private readonly scaleTimer: NodeJS.Timeout;
   private lastSample = { at: performance.now(), backlogMs: 0, busyMs: 0, shed: 0 };
+  /** batches the edges refused as overloaded, ever (noteShed); sampled like the busy time */
+  private shedTotal = 0;
   /** busy time of lanes already removed, so the pool's total never goes back */
   private busyOfRemovedMs = 0;
   private waitOfRemovedMs = 0;
@@ -367,8 +369,6 @@ export class IngestPool implements TaskRunner {
   noteShed(batches = 1): void {
     this.shedTotal += batches;
   }
-
-  private shedTotal = 0;
 
   private sampleTotals(now: number): { at: number; backlogMs: number; busyMs: number; shed: number } {
     let backlogMs = this.dispatcher.backlogTotalMs(now) + this.waitOfRemovedMs;
