@@ -20,7 +20,7 @@ beforeEach(() => {
 });
 
 const KEY = 'sk-test-key-0123456789abcdef';
-const cfg = (over: Partial<ModelConfig> = {}): ModelConfig => ModelConfigSchema.parse({ adapter: 'openai', base_url: `${provider.baseUrl}/`, api_key: KEY, model: 'tiny', timeout_ms: 3000, first_byte_ms: 300, retries: 1, ...over });
+const cfg = (over: Partial<ModelConfig> = {}): ModelConfig => ModelConfigSchema.parse({ adapter: 'openai', base_url: `${provider.baseUrl}/`, api_key: KEY, model: 'tiny', timeout_ms: 3000, first_byte_ms: 1000, retries: 1, ...over });
 const payload = { system: 'sys', user: 'ctx', context: { since: null, records: 0, extension: 'absent', errors: [], failing: [], more_errors: 0, more_failing: 0, partial: false }, redacted: 0, policy: 0, cut: { errors: 0, failing: 0 } } as unknown as RedactedPayload;
 
 async function code(p: Promise<unknown>): Promise<string> {
