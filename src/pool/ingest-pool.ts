@@ -64,6 +64,9 @@ export interface IngestPoolOptions {
   lazyWorkers?: boolean;
 }
 
+/** why a recycle is not due yet (IngestPool.recycleWaitsFor); `fresh`: nothing ran since start or the last recycle */
+export type RecycleWait = 'disabled' | 'fresh' | 'worker_starting' | 'warming_up' | 'recent_task' | 'dispatcher_busy' | 'arena_in_use' | 'task_in_worker';
+
 export class IngestPool implements TaskRunner {
   readonly arena: InputArena;
   readonly slots: SlotView;
@@ -382,11 +385,24 @@ export class IngestPool implements TaskRunner {
 
   /** Idle long enough after work, and nothing anywhere names the arena or waits for a worker. */
   private recycleDue(now: number): boolean {
-    if (this.recycleAfterMs === 0 || this.tasksSinceFresh === 0 || this.starting) return false;
-    if (now - this.lastTaskAt < this.recycleAfterMs) return false;
-    if (!this.dispatcher.idle || !this.arena.empty) return false;
-    for (const l of this.lanes) if (l.inflight > 0) return false;
-    return true;
+    return this.recycleWaitsFor(now).length === 0;
+  }
+
+  /**
+   * What keeps the workers and arena from being recycled now (none: it is due). /health says it,
+   * so a daemon that stays large while idle says why instead of being guessed at.
+   */
+  recycleWaitsFor(now = performance.now()): RecycleWait[] {
+    if (this.recycleAfterMs === 0) return ['disabled'];
+    const waits: RecycleWait[] = [];
+    if (this.tasksSinceFresh === 0) waits.push('fresh');
+    if (this.starting) waits.push('worker_starting');
+    if (this.warming) waits.push('warming_up');
+    if (now - this.lastTaskAt < this.recycleAfterMs) waits.push('recent_task');
+    if (!this.dispatcher.idle) waits.push('dispatcher_busy');
+    if (!this.arena.empty) waits.push('arena_in_use');
+    if (this.lanes.some((l) => l.inflight > 0)) waits.push('task_in_worker');
+    return waits;
   }
 
   /**
