@@ -14,6 +14,8 @@ const reader = new StoreReader(init.store);
 // errors and failing requests kept as they are ingested, for every client's reads (match-index.ts)
 const indexes = new ReadIndexes(reader);
 const port = parentPort!;
+// fault injection only: a start slower than any read's deadline
+if (init.faultInjection && init.startDelayMs) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, init.startDelayMs);
 port.postMessage({ ready: true } satisfies ScanReply);
 
 port.on('message', (m: ScanRequest) => {

@@ -19,6 +19,8 @@ import type { StoreBuffers } from '../shm/index.js';
 export interface ScanWorkerInit {
   store: StoreBuffers;
   faultInjection: boolean;
+  /** fault injection only: the thread waits this long before it says it is ready (a slow start) */
+  startDelayMs?: number;
 }
 
 export type ScanRequest = { t: 'fold'; id: number; q: FoldQuery } | { t: 'crash' } | { t: 'hang' };
@@ -37,6 +39,8 @@ export interface ScanWorkerOptions {
   timeoutMs?: number;
   youngGenerationMb?: number;
   faultInjection?: boolean;
+  /** with faultInjection: each thread starts this much slower (a start slower than any deadline, on any machine) */
+  startDelayMs?: number;
 }
 
 function scanWorkerFile(): string {
@@ -111,7 +115,7 @@ export class ScanWorker {
   private spawned(): Worker {
     if (this.worker) return this.worker;
     const w = new Worker(scanWorkerFile(), {
-      workerData: { store: this.o.store, faultInjection: this.o.faultInjection ?? false } satisfies ScanWorkerInit,
+      workerData: { store: this.o.store, faultInjection: this.o.faultInjection ?? false, ...(this.o.faultInjection && this.o.startDelayMs ? { startDelayMs: this.o.startDelayMs } : {}) } satisfies ScanWorkerInit,
       // a worker's stdout would otherwise be piped into ours, which belongs to MCP
       stdout: true,
       resourceLimits: { maxYoungGenerationSizeMb: this.o.youngGenerationMb ?? 16 },

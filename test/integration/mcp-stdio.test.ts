@@ -48,14 +48,15 @@ describe('gasoline over stdio', () => {
       const check = setInterval(() => {
         try {
           process.kill(pid, 0);
-          if (Date.now() - t0 > 5000) reject(new Error('still running 5 s after stdin closed'));
+          if (Date.now() - t0 > 8000) reject(new Error('still running 8 s after stdin closed'));
         } catch {
           clearInterval(check);
           resolve();
         }
       }, 50);
     });
-    expect(Date.now() - t0).toBeLessThan(2000);
+    // nothing is in flight, so no drain bound is waited out; a loaded CI machine adds to the exit itself
+    expect(Date.now() - t0).toBeLessThan(5000);
   }, 30_000);
 
   it('answers a malformed line with a JSON-RPC error and keeps serving; every stdout line is JSON-RPC', async () => {

@@ -151,7 +151,7 @@ describe('the cache is bounded', () => {
   });
 
   it('loads at once are capped, waiting ones too; the rest are dropped and counted, and asked again later', async () => {
-    const m = new MapStore({ ...LIMITS, timeoutMs: 300, concurrency: 1, maxQueue: 1 });
+    const m = new MapStore({ ...LIMITS, timeoutMs: 1000, concurrency: 1, maxQueue: 1 });
     // the first holds the only slot (a server that never answers), the second waits, the third is dropped
     const all = await Promise.all(['/slow.js', '/n9.js', '/n10.js'].map((p) => m.resolve([at(p, frames.thrown[0]!)], page())));
     expect(all.map((r) => r[0]!.miss ?? 'resolved')).toEqual(['timeout', 'resolved', 'dropped']);

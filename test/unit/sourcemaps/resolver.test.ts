@@ -52,7 +52,8 @@ describe('SourceMaps (main side, real worker)', () => {
     ];
     const t0 = performance.now();
     await m.settle(recs);
-    expect(performance.now() - t0).toBeLessThan(100);
+    // not the settle bound's 5 s (generous for a loaded CI machine, far from what waiting would take)
+    expect(performance.now() - t0).toBeLessThan(1000);
     for (const r of recs) expect(m.lookup(r)).toBeUndefined();
     expect(m.stats()).toMatchObject({ worker: false, requests: 0, refused_here: 3 });
     // a frame of the page's own dev server in the same read is still asked for and waited on
@@ -68,7 +69,9 @@ describe('SourceMaps (main side, real worker)', () => {
     const rec = { source: `audit (${f.logged[0]!.url}:${f.logged[0]!.line}:${f.logged[0]!.column})`, url: `${s.base}/` };
     const t0 = performance.now();
     m.warm(rec);
-    expect(performance.now() - t0).toBeLessThan(50);
+    // returned before anything was resolved: the load goes on in the background
+    expect(m.lookup(rec)).toBeUndefined();
+    expect(performance.now() - t0).toBeLessThan(1000);
     const r = await waitFor('the console call site resolved', () => m.lookup(rec));
     expect(r.frames[0]!.to).toMatchObject({ file: 'src/cart.ts', line: 9 });
   });
