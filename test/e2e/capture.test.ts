@@ -43,7 +43,8 @@ describe.skipIf(!hasChromium)('capture in real Chromium', () => {
   const pageErrors: string[] = [];
 
   beforeAll(async () => {
-    [sink, fixture] = await Promise.all([startSink(), startFixture()]);
+    // a page with nothing to paint: its load has no first contentful paint, ever
+    [sink, fixture] = await Promise.all([startSink(), startFixture({ '/blank.html': ['text/html', Buffer.from('<!doctype html><title>blank</title>')] })]);
     browser = await launchWithExtension({ port: sink.port, trackAll: true, perfDelayMs: 300, keepaliveMs: 20_000 });
     page = await browser.ctx.newPage();
     page.on('pageerror', (e) => pageErrors.push(e.message));
@@ -204,6 +205,23 @@ describe.skipIf(!hasChromium)('capture in real Chromium', () => {
     const t = perf[0]!.timing as Rec;
     for (const k of ['ttfb', 'fcp', 'dom_content_loaded', 'load']) expect(t[k], k).toEqual(expect.any(Number));
     expect(perf[0]).toMatchObject({ url: `${fixture.origin}/?gport=${sink.port}`, long_tasks: { count: expect.any(Number) }, resources: { count: expect.any(Number) } });
+  });
+
+  it('a page that never paints still gets its one snapshot, without a first paint, a few seconds late', async () => {
+    const blank = await browser.ctx.newPage();
+    try {
+      await blank.goto(`${fixture.origin}/blank.html`);
+      const loaded = Date.now();
+      const mine = (): Rec[] => sink.records('perf').filter((r) => r.url === `${fixture.origin}/blank.html`);
+      const [perf] = await waitFor('the blank page snapshot', () => (mine().length ? mine() : null), 20_000, 25);
+      // it waited for a paint that never came (perf_delay_ms 300, then 3 s): sent at 300 ms it arrived
+      // ~2.2 s after the load here, waiting ~5.2 s
+      expect(Date.now() - loaded).toBeGreaterThanOrEqual(3000);
+      expect(perf!.timing).toMatchObject({ fcp: null, load: expect.any(Number), ttfb: expect.any(Number) });
+      expect(mine()).toHaveLength(1);
+    } finally {
+      await blank.close();
+    }
   });
 
   it('never lets a password, card number or credential reach the server', async () => {

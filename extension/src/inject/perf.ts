@@ -1,7 +1,9 @@
 /**
  * One `perf` snapshot per page load: navigation timing, paint, LCP, CLS, INP (approximate: the
  * longest interaction), long tasks and resource totals. Sent `perf_delay_ms` after load, or
- * earlier if the page is hidden first, since LCP and CLS may still move until then.
+ * earlier if the page is hidden first, since LCP and CLS may still move until then. A visible page
+ * that has not painted by then (a busy machine, a slow first render) gets a few seconds more for
+ * its first contentful paint, the figure the snapshot is most read for.
  */
 import { cfg, emit, flush } from './channel.js';
 import { guard, now } from './util.js';
@@ -57,6 +59,22 @@ function snapshot(): void {
   });
 }
 
+/** how long a visible page that has not painted yet may keep its snapshot waiting for the first paint, at least */
+const PAINT_WAIT_MS = 3000;
+
+/** The snapshot's time: now, unless a visible page has yet to paint (then at its first contentful paint, within PAINT_WAIT_MS). */
+function due(): void {
+  if (sent) return;
+  if (performance.getEntriesByName('first-contentful-paint')[0] || document.visibilityState !== 'visible') return snapshot();
+  // a page with nothing to paint never has one: it is sent without it
+  const late = setTimeout(snapshot, Math.max(cfg.perf_delay_ms, PAINT_WAIT_MS));
+  observe('paint', (e) => {
+    if (e.name !== 'first-contentful-paint') return;
+    clearTimeout(late);
+    snapshot();
+  });
+}
+
 export function installPerf(): void {
   if (typeof PerformanceObserver === 'undefined') return;
   observe('largest-contentful-paint', (e) => (lcp = e.startTime));
@@ -79,7 +97,7 @@ export function installPerf(): void {
   });
   const afterLoad = (): void => {
     loadUrl = location.href;
-    setTimeout(snapshot, cfg.perf_delay_ms);
+    setTimeout(due, cfg.perf_delay_ms);
   };
   if (document.readyState === 'complete') afterLoad();
   else addEventListener('load', afterLoad, { once: true });
