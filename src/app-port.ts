@@ -12,6 +12,7 @@ import type { CommandRouter } from './clients/commands.js';
 import type { AlertHub } from './domain/alerts/hub.js';
 import type { CiResults } from './domain/ci-results.js';
 import { compileRedaction, type LiveRedaction } from './domain/redaction/index.js';
+import { emptyFold } from './query/index.js';
 import type { ClientSession, McpObserver, McpPort } from './mcp/port.js';
 import type { ScanWorker } from './pool/scan-worker.js';
 import type { StackResolver } from './sourcemaps/index.js';
@@ -42,7 +43,10 @@ export function ingestPort(p: IngestParts): McpPort {
     // the user rules added at run time travel with every folded read (src/query/read-rules.ts)
     fold: (q) => {
       const reads = p.redaction.readSpec();
-      return p.scans.run(reads ? { ...q, reads } : q);
+      const full = reads ? { ...q, reads } : q;
+      // every cursor at its ring's head: the worker would read nothing, and answers that here
+      const empty = emptyFold(p.reader, full);
+      return empty ? Promise.resolve(empty) : p.scans.run(full);
     },
     producers: () => p.ws.producers(),
     unverifiedRecords: () => p.ws.unverified.records,

@@ -145,6 +145,8 @@ export async function startApp(o: AppOptions): Promise<App> {
     ? {
         path: MCP_PATH,
         maxBody: o.mcpHttpLimits?.maxBody ?? httpMcp.MCP_HTTP_LIMITS.maxBody,
+        // the SDK's transport takes the body parsed (sessions.ts): no web stream for bytes already whole
+        bodyOnExchange: true,
         // the sessions exist from the moment the port (and so the token file's name) is known
         handler: (req, ex) => (sessions ? sessions.handle(req, ex) : Promise.resolve(new Response(null, { status: 503 }))),
       }

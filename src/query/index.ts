@@ -14,6 +14,7 @@ export { foldKey, severity, type Severity } from './fold-key.js';
 export { IDLE_MS, IS_ERROR, IS_FAILING, MAX_INDEX_ENTRIES, MatchIndex, ReadIndexes, TICK_MS } from './match-index.js';
 export { packFold, unpackFold, type PackedFold } from './fold-wire.js';
 export { MAX_GROUPS_LIMIT, MAX_WALL_MS, runFoldQuery, type FoldAnswer, type FoldQuery, type KindResult } from './fold-query.js';
+export { emptyFold } from './empty-fold.js';
 export { BUILTIN_NOISE, compileNoise, hider, MAX_NOISE_PATTERN, noiseField, type NoiseField, type NoiseSpec, type NoiseTest } from './noise.js';
 export { badCursor, decodeCursor, encodeAt, encodeRest, type Cursor } from './cursor.js';
 export { errorKeysBefore, latestCheckpoint, type CheckpointMark } from './checkpoint-keys.js';

@@ -23,7 +23,7 @@ export interface HttpEdgeOptions {
   metrics?: () => Promise<string>;
   ciResult: (body: unknown) => { status: number; body: Record<string, unknown> };
   /** a web-standard handler served on one path (MCP for bridges: /mcp), every method; injected so the edge knows nothing of MCP */
-  fetchRoute?: { path: string; handler: FetchHandler; maxBody: number };
+  fetchRoute?: { path: string; handler: FetchHandler; maxBody: number; bodyOnExchange?: boolean };
   /** POST /pairing (`gasoline pair`): the handler checks the bearer token itself; no body is read */
   pairing?: (authorization: string, query: string) => { status: number; body: Record<string, unknown> };
 }
@@ -206,7 +206,7 @@ export class HttpEdge {
     const refused = this.o.guard.check(req.getHeader('host'), req.getHeader('origin'));
     if (refused) return this.fail(reply, refused, undefined, true);
     if (!this.accepting) return this.fail(reply, 'shutting_down', undefined, true);
-    serveFetch(res, req, { handler: fr.handler, maxBody: fr.maxBody, onStatus: (s) => this.o.stats.bump(this.o.stats.httpStatus, s) });
+    serveFetch(res, req, { handler: fr.handler, maxBody: fr.maxBody, bodyOnExchange: fr.bodyOnExchange === true, onStatus: (s) => this.o.stats.bump(this.o.stats.httpStatus, s) });
   }
 
   /**

@@ -227,6 +227,13 @@ describe('/mcp: refusals', () => {
     const junk = await raw('POST', { ...JSON_POST, ...auth(), 'mcp-session-id': sid }, '{"jsonrpc":"2.0","id":');
     expect(junk.status).toBe(400);
     expect(JSON.parse(junk.body)).toMatchObject({ jsonrpc: '2.0', error: { code: -32700 } });
+    // the body is parsed where the edge read it (sessions.ts) as the SDK would read it: a BOM is dropped
+    const bom = await raw('POST', { ...JSON_POST, ...auth(), 'mcp-session-id': sid }, '\ufeff{"jsonrpc":"2.0","id":7,"method":"tools/list"}');
+    expect(bom.status).toBe(200);
+    expect(bom.body).toMatch(/"result":\{"tools":\[\{"name":"observe".*"id":7\}/);
+    const empty = await raw('POST', { ...JSON_POST, ...auth(), 'mcp-session-id': sid }, '');
+    expect(empty.status).toBe(400);
+    expect(JSON.parse(empty.body)).toMatchObject({ jsonrpc: '2.0', error: { code: -32700 } });
     const notRpc = await raw('POST', { ...JSON_POST, ...auth(), 'mcp-session-id': sid }, '{"hello":"world"}');
     expect(notRpc.status).toBe(400);
     expect(JSON.parse(notRpc.body).error.code).toBeLessThan(0);

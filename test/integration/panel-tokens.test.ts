@@ -172,7 +172,9 @@ describe('panel tokens on /mcp', () => {
   });
 
   it('an expired token is 401 and its session closes', async () => {
-    const a = await app({ mcpHttp: true, panelTokenTtlMs: 400 });
+    // long enough for the panel's initialize and initialized on a loaded machine (400 ms was not: the
+    // token expired between them under the whole suite), short enough to wait out
+    const a = await app({ mcpHttp: true, panelTokenTtlMs: 1500 });
     const p = await producer(a, true);
     const tok = await token(p);
     const { transport } = await panel(a, tok);
@@ -187,12 +189,12 @@ describe('panel tokens on /mcp', () => {
   });
 
   it('an expired token ends its session at the expiry, with no request, /health read or issue to notice it', async () => {
-    const a = await app({ mcpHttp: true, panelTokenTtlMs: 300 });
+    const a = await app({ mcpHttp: true, panelTokenTtlMs: 1500 });
     const p = await producer(a, true);
     await rawSession(a, `Bearer ${await token(p)}`);
     expect(a.mcpHttp!.size).toBe(1);
     // mcpHttp.size reads the table only: nothing here sweeps the tokens
-    await waitFor('the session closed at its token\'s expiry', () => a.mcpHttp!.size === 0, 3000);
+    await waitFor('the session closed at its token\'s expiry', () => a.mcpHttp!.size === 0, 6000);
   });
 
   it('an older token on a later request does not take the session back to the older grant', async () => {

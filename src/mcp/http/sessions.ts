@@ -37,6 +37,8 @@ export interface HttpExchange {
   readonly backlog: number;
   readonly open: boolean;
   onEnd(fn: () => void): void;
+  /** the request's body as the edge read it, whole; the Request then carries none (`bodyOnExchange`) */
+  readonly body?: Uint8Array | null;
 }
 
 export interface McpHttpOptions {
@@ -186,7 +188,7 @@ export class McpHttpSessions {
     const sid = req.headers.get('mcp-session-id');
     if (sid !== null) {
       const s = this.sessions.get(sid);
-      if (!s) return this.gone.handleRequest(req);
+      if (!s) return this.gone.handleRequest(req, parsedBody(ex));
       // a bridge's session takes the daemon's token; a panel's, a token of the connection that opened it
       if (s.grant ? grant?.connId !== s.grant.connId : !bridge) return refusal('unauthorized');
       // only to a newer grant: an older token put back would close this session at its expiry or
@@ -194,9 +196,9 @@ export class McpHttpSessions {
       if (grant && s.grant && (grant.expiresAt > s.grant.expiresAt || (grant.expiresAt === s.grant.expiresAt && grant.seq > s.grant.seq))) s.grant = grant;
       s.lastRequest = Date.now();
       this.track(s, ex);
-      return s.transport.handleRequest(req);
+      return s.transport.handleRequest(req, parsedBody(ex));
     }
-    if (req.method !== 'POST') return this.blank.handleRequest(req);
+    if (req.method !== 'POST') return this.blank.handleRequest(req, parsedBody(ex));
     return this.open(req, ex, grant);
   };
 
@@ -244,7 +246,7 @@ export class McpHttpSessions {
       s.transport.onclose = () => this.closeSession(s, 'closed');
       await s.tools.mcp.connect(s.transport);
       this.track(s, ex);
-      const res = await s.transport.handleRequest(req);
+      const res = await s.transport.handleRequest(req, parsedBody(ex));
       // not an initialize (or a refused one): the SDK answered it; nothing of it may stay
       if (!s.id) await this.closeSession(s, 'not initialized');
       return res;
@@ -321,4 +323,21 @@ function refusal(code: ErrorCode): Response {
 function rpcRefusal(code: ErrorCode, message: string): Response {
   const body: Omit<JSONRPCErrorResponse, 'id'> & { id: null } = { jsonrpc: '2.0', id: null, error: { code: -32000, message: `${code}: ${message}`, data: { error: code } } };
   return new Response(JSON.stringify(body), { status: ERRORS[code].http, headers: JSON_HEADERS });
+}
+
+const utf8 = new TextDecoder();
+
+/**
+ * The body for the SDK's transport, parsed from the bytes the edge read whole. Undefined when there
+ * are none or they are not JSON: the SDK then reads the Request's body (none) and answers its own
+ * parse error, as it would have for the bytes. Decoded as the SDK decodes (a BOM dropped, a bad
+ * UTF-8 sequence replaced), so what parses here is what would have parsed there.
+ */
+function parsedBody(ex: HttpExchange): { parsedBody: unknown } | undefined {
+  if (!ex.body) return undefined;
+  try {
+    return { parsedBody: JSON.parse(utf8.decode(ex.body)) };
+  } catch {
+    return undefined;
+  }
 }

@@ -15,9 +15,9 @@ afterEach(() => {
   for (const s of listening.splice(0)) uws.us_listen_socket_close(s);
 });
 
-function serve(handler: FetchHandler): Promise<number> {
+function serve(handler: FetchHandler, bodyOnExchange = false): Promise<number> {
   const app = uws.App();
-  app.any('/*', (res, req) => serveFetch(res, req, { handler, maxBody: 1 << 20 }));
+  app.any('/*', (res, req) => serveFetch(res, req, { handler, maxBody: 1 << 20, bodyOnExchange }));
   return new Promise((resolve, reject) => {
     app.listen('127.0.0.1', 0, (s) => {
       if (!s) return reject(new Error('listen failed'));
@@ -123,6 +123,16 @@ describe('serveFetch request bodies', () => {
     expect(JSON.parse(pieces.slice(pieces.indexOf('\r\n\r\n') + 4))).toEqual({ method: 'POST', body });
     const empty = await sendParts(port, ['POST /x HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 0\r\n\r\n'], 0);
     expect(JSON.parse(empty.slice(empty.indexOf('\r\n\r\n') + 4))).toEqual({ method: 'POST', body: '' });
+  });
+
+  it('with bodyOnExchange the body is on the exchange, whole however it arrived, and the Request has none', async () => {
+    const port = await serve(async (req, ex) => new Response(JSON.stringify({ method: req.method, request: req.body === null, body: ex.body ? Buffer.from(ex.body).toString('utf8') : null }), { headers: { 'content-type': 'application/json' } }), true);
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'observe', arguments: { what: 'errors', pad: 'é'.repeat(3000) } } });
+    const head = post(body).slice(0, post(body).length - body.length).replace(/content-length: \d+/, `content-length: ${Buffer.byteLength(body)}`);
+    const pieces = await sendParts(port, [head, body.slice(0, 100), body.slice(100, 2000), body.slice(2000)], 30);
+    expect(JSON.parse(pieces.slice(pieces.indexOf('\r\n\r\n') + 4))).toEqual({ method: 'POST', request: true, body });
+    const get = await sendParts(port, ['GET /x HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n'], 0);
+    expect(JSON.parse(get.slice(get.indexOf('\r\n\r\n') + 4))).toEqual({ method: 'GET', request: true, body: null });
   });
 
   it('a request whose client leaves before its body ended never reaches the handler', async () => {
