@@ -54,6 +54,9 @@ export interface StackResolver {
 const MAX_FRAMES = 8;
 const MAX_PENDING = 64;
 const MAX_KNOWN = 4096;
+/** verdicts kept, and the longest script + page URL kept (longer ones are checked every time) */
+const MAX_VERDICTS = 1024;
+const MAX_VERDICT_KEY = 2048;
 
 function workerFile(): string {
   const file = fileURLToPath(new URL('../../workers/sourcemaps.js', import.meta.url));
@@ -73,6 +76,8 @@ export class SourceMaps implements StackResolver {
   private closed = false;
   private nextId = 1;
   private readonly known = new Map<string, Known>();
+  /** the host guard's verdicts, by script and page URL (see refused) */
+  private readonly verdicts = new Map<string, boolean>();
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly pending = new Map<number, { done: () => void; timer: NodeJS.Timeout }>();
   private latest: MapStoreStats | undefined;
@@ -126,6 +131,24 @@ export class SourceMaps implements StackResolver {
     return { frames, top: top < 0 ? any : top };
   }
 
+  /**
+   * The host guard's answer for a frame, kept: a stack names the same few scripts again and again,
+   * and a page on a public or other origin has every frame of every record an observe shows
+   * refused — two URL parses each, up to 8 frames of up to 100 records and alerts a call.
+   */
+  private refused(url: string, page: string | undefined): boolean {
+    const key = page === undefined ? url : `${url}\n${page}`;
+    let r = this.verdicts.get(key);
+    if (r === undefined) {
+      r = refusal(url, page) !== undefined;
+      if (key.length <= MAX_VERDICT_KEY) {
+        if (this.verdicts.size >= MAX_VERDICTS) this.verdicts.clear();
+        this.verdicts.set(key, r);
+      }
+    }
+    return r;
+  }
+
   stats(): Record<string, unknown> {
     return { enabled: this.on, worker: this.worker !== null, positions: this.known.size, in_flight: this.pending.size, ...this.counts, ...(this.latest ?? {}) };
   }
@@ -157,7 +180,7 @@ export class SourceMaps implements StackResolver {
       // a public origin (a CDN, a deployed site) or on another origin than its page. Decided here,
       // so a read never waits a worker's round trip for a frame that cannot resolve (measured: the
       // alert block and observe's frames each waited one per call under the bench's errors).
-      if (refusal(f.url, page)) {
+      if (this.refused(f.url, page)) {
         this.counts.refused_here++;
         continue;
       }

@@ -61,6 +61,13 @@ describe('SourceMaps (main side, real worker)', () => {
     await m.settle([...recs, own]);
     expect(m.lookup(own)!.frames[0]!.to).toMatchObject({ file: 'src/cart.ts' });
     expect(m.stats()).toMatchObject({ worker: true, requests: 1, refused_here: 6 });
+    // the guard's verdict is kept per script and page together: the same script is refused under
+    // another origin's page, and asked for under its own
+    const other = `Error: w\n    at k (${s.base}/other.js:1:10)`;
+    await m.settle([{ stack: other, url: 'https://elsewhere.example.test/' }]);
+    expect(m.stats()).toMatchObject({ requests: 1, refused_here: 7 });
+    await m.settle([{ stack: other, url: `${s.base}/` }]);
+    expect(m.stats()).toMatchObject({ requests: 2, refused_here: 7 });
   });
 
   it('warm returns at once and the position arrives in the background; a console call site resolves too', async () => {

@@ -47,6 +47,27 @@ describe('Chrome stack frames', () => {
     expect(recordFrames({ message: 'no frames' } as never)).toEqual([]);
   });
 
+  it('a text parsed once is kept: the same frozen frames next time, the same answer as a fresh parse, a stack apart from a call site', () => {
+    const stack = 'TypeError: x\n    at f (http://127.0.0.1/a.js:3:4)\n    at g (http://127.0.0.1/b.js:5:6)';
+    const first = recordFrames({ stack });
+    expect(first).toEqual(parseStack(stack));
+    expect(recordFrames({ stack: `${stack} `.slice(0, -1) })).toBe(first);
+    expect(Object.isFrozen(first) && first.every((f) => Object.isFrozen(f))).toBe(true);
+    // a stack of the extension's frames only decides (no frame), as before: the call site is not used
+    const own = 'E\n    at chrome-extension://abc/inject.js:1:2';
+    expect(recordFrames({ stack: own, source: 'http://127.0.0.1/a.js:1:2' })).toEqual([]);
+    // one text, two meanings: no stack line in it, one call site
+    const site = 'http://127.0.0.1/c.js:7:8';
+    expect(recordFrames({ stack: site, source: site })).toEqual([{ url: 'http://127.0.0.1/c.js', line: 7, column: 8 }]);
+    expect(recordFrames({ stack: site })).toEqual([]);
+    // past the kept length a text is parsed every time: equal frames, another array
+    const long = `${stack}\n${'    at h (http://127.0.0.1/pad.js:1:1)\n'.repeat(300)}`;
+    expect(recordFrames({ stack: long })).toEqual(recordFrames({ stack: long }));
+    expect(recordFrames({ stack: long })).not.toBe(recordFrames({ stack: long }));
+    // many texts: the kept set is emptied and refilled, answers stay right
+    for (let i = 0; i < 3000; i++) expect(recordFrames({ stack: `E\n    at f (http://127.0.0.1/${i}.js:1:${i + 1})` })[0]!.column).toBe(i + 1);
+  });
+
   it('the generated position, compactly', () => {
     expect(shortFrame({ url: 'http://localhost:8080/assets/index-3f2a9c.js?v=1#x', line: 1, column: 23456 })).toBe('index-3f2a9c.js:1:23456');
   });
