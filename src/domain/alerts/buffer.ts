@@ -62,23 +62,38 @@ export class AlertBuffer {
   }
 }
 
-const time = (a: Alert): number => Date.parse(a.timestamp) || 0;
-
 /** alerts with the same key are one line */
 export const foldKey = (a: Pick<Alert, 'category' | 'title'>): string => `${a.category}\u0000${a.title}`;
 
+/**
+ * A copy of the alert with its count. Not `{ ...a, count }`: a spread copy that then gets a
+ * property its source lacks leaves V8's fast path (Node 20: ~1.3 µs an alert, against ~0.1 µs
+ * for Object.assign then the property) — 50 alerts an observe, on main (issue 17).
+ */
+function counted(a: Alert, count: number): SynthesizedAlert {
+  const c = Object.assign({}, a) as SynthesizedAlert;
+  c.count = count;
+  return c;
+}
+
 export function synthesize(alerts: readonly Alert[]): SynthesizedAlert[] {
+  // each alert's time parsed once (the sort below meets each one several times)
+  const times = new Map<Alert, number>();
+  const time = (a: Alert): number => {
+    let t = times.get(a);
+    if (t === undefined) {
+      t = Date.parse(a.timestamp) || 0;
+      times.set(a, t);
+    }
+    return t;
+  };
   // fold repeats by (category, title): the newest stands for them, with their total count
   const byKey = new Map<string, SynthesizedAlert>();
   for (const a of alerts) {
     const key = foldKey(a);
     const prior = byKey.get(key);
     const n = a.count ?? 1;
-    if (!prior) byKey.set(key, { ...a, count: n });
-    else {
-      const count = prior.count + n;
-      byKey.set(key, time(a) >= time(prior) ? { ...a, count } : { ...prior, count });
-    }
+    byKey.set(key, !prior ? counted(a, n) : counted(time(a) >= time(prior) ? a : prior, prior.count + n));
   }
   let list = [...byKey.values()];
   // a regression and an anomaly close together are probably one story: say so once

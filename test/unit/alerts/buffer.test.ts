@@ -29,6 +29,15 @@ describe('synthesis', () => {
     expect(out[0]).toMatchObject({ count: 4, detail: 'newest' });
   });
 
+  it('keeps the newest whatever the order they came in, counts them all, and changes none it was given', () => {
+    const given = [alert({ category: 'anomaly', title: 't', detail: 'newest' }, 10), alert({ category: 'anomaly', title: 't', detail: 'old', count: 2 }, 0), alert({ category: 'anomaly', title: 't', detail: 'mid' }, 5)];
+    const before = structuredClone(given);
+    const out = synthesize(given);
+    expect(out).toHaveLength(1);
+    expect(out[0]).toMatchObject({ count: 4, detail: 'newest' });
+    expect(given).toEqual(before);
+  });
+
   it('merges a regression and an anomaly within 5 s into one compound alert, not further apart', () => {
     const close = synthesize([alert({ category: 'regression', severity: 'warning', title: 'Performance regression: /cart' }, 0), alert({ category: 'anomaly', title: 'Server error: GET /api/cart → 500' }, 4000)]);
     expect(close).toHaveLength(1);
