@@ -44,9 +44,12 @@ export function ingestPort(p: IngestParts): McpPort {
     fold: (q) => {
       const reads = p.redaction.readSpec();
       const full = reads ? { ...q, reads } : q;
-      // every cursor at its ring's head: the worker would read nothing, and answers that here
+      // every cursor at its ring's head: the worker would read nothing, and that is answered here
+      // (the worker is started all the same, for the next read that has something)
       const empty = emptyFold(p.reader, full);
-      return empty ? Promise.resolve(empty) : p.scans.run(full);
+      if (!empty) return p.scans.run(full);
+      p.scans.warm();
+      return Promise.resolve(empty);
     },
     producers: () => p.ws.producers(),
     unverifiedRecords: () => p.ws.unverified.records,

@@ -60,16 +60,18 @@ async function busy(port: number, session: string, tag: string): Promise<{ sent:
 const health = (s: App) => s.health() as { pool: { workers: { now: number; max: number; grows: number; shrinks: number } }; scan_worker: { running: boolean } };
 
 describe('the elastic ingest pool', () => {
-  it('starts with one ingest worker and no scan worker; the first folded read with something to read starts the scan worker', async () => {
+  it('starts with one ingest worker and no scan worker; the first folded read starts the scan worker, and one with nothing to read is answered without it', async () => {
     server = await startTestServer({ pool: { ...ELASTIC, threads: 4 } });
     expect(server.pool.threads).toBe(1);
     expect(server.scans.running).toBe(false);
     expect(health(server).pool.workers).toMatchObject({ now: 1, max: 4, grows: 0, shrinks: 0 });
     expect(health(server).scan_worker.running).toBe(false);
-    // nothing stored yet: nothing to read, answered without starting the thread (query/empty-fold.ts)
+    // nothing stored yet: nothing to read, answered without a query to the thread (query/empty-fold.ts),
+    // which is started all the same for the next read
     const none = await server.mcp.fold({ kinds: [0], start: [0], maxScan: 100, filter: { what: 'logs' }, fold: true });
     expect(none).toMatchObject({ fold: true, records: 0, groups: [] });
-    expect(server.scans.running).toBe(false);
+    expect(server.scans.counts.queries).toBe(0);
+    expect(server.scans.running).toBe(true);
     const p = await Producer.connect(server.port);
     await p.hello(`elastic-first-read-${process.pid}`);
     p.send(batch(0, { logs: [logRecord(0, { level: 'error', message: 'first read' })] }));
@@ -77,6 +79,7 @@ describe('the elastic ingest pool', () => {
     p.close();
     const a = await server.mcp.fold({ kinds: [0], start: [0], maxScan: 100, filter: { what: 'logs' }, fold: true });
     expect(a).toMatchObject({ fold: true, records: 1 });
+    expect(server.scans.counts.queries).toBe(1);
     expect(server.scans.running).toBe(true);
     expect(health(server).scan_worker.running).toBe(true);
   });
