@@ -45,10 +45,10 @@ export function ingestPort(p: IngestParts): McpPort {
       const reads = p.redaction.readSpec();
       const full = reads ? { ...q, reads } : q;
       // every cursor at its ring's head: the worker would read nothing, and that is answered here
-      // (the worker is started all the same, for the next read that has something)
+      // (now and then the worker still gets it, to keep what the next read needs ready)
       const empty = emptyFold(p.reader, full);
       if (!empty) return p.scans.run(full);
-      p.scans.warm();
+      p.scans.keepWarm(full);
       return Promise.resolve(empty);
     },
     producers: () => p.ws.producers(),

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { allocateStore, StoreReader, StoreWriter, type StoreBuffers } from '../../../src/shm/index.js';
 import { runFoldQuery, type FoldQuery } from '../../../src/query/index.js';
-import { ScanWorker } from '../../../src/pool/scan-worker.js';
+import { KEEP_WARM_MS, ScanWorker } from '../../../src/pool/scan-worker.js';
 import { GasolineError } from '../../../src/errors.js';
 import { errorSignature } from '../../../src/domain/signals/signature.js';
 
@@ -149,6 +149,26 @@ describe('scan worker', () => {
     expect(((out[2] as PromiseRejectedResult).reason as GasolineError).code).toBe('scan_busy');
     expect(w.counts.refused).toBe(1);
     expect((await w.run(errorsQuery)).groups).toHaveLength(7);
+  });
+
+  it('keepWarm sends a read on unawaited, once per shape per KEEP_WARM_MS; its answer disturbs no read', async () => {
+    const store = filled(2000);
+    const w = worker(store);
+    expect(w.running).toBe(false);
+    w.keepWarm(errorsQuery, 0);
+    w.keepWarm(errorsQuery, KEEP_WARM_MS - 1);
+    w.keepWarm({ ...errorsQuery, filter: { what: 'failing' } }, 1);
+    expect(w.running).toBe(true);
+    expect(w.counts).toMatchObject({ kept_warm: 2, queries: 0 });
+    w.keepWarm(errorsQuery, KEEP_WARM_MS + 1);
+    expect(w.counts.kept_warm).toBe(3);
+    // the unawaited answers come back in between and are dropped; the awaited read gets its own
+    const a = await w.run(errorsQuery);
+    expect(a.groups).toHaveLength(7);
+    expect(w.counts).toMatchObject({ queries: 1, failed: 0, restarts: 0 });
+    await w.close();
+    w.keepWarm(errorsQuery, 3 * KEEP_WARM_MS);
+    expect(w.running).toBe(false);
   });
 
   it('close is idempotent, fails what is waiting and refuses what comes after', async () => {
