@@ -11,7 +11,7 @@
  */
 import type { StoreReader } from '../shm/index.js';
 import type { FoldAnswer, FoldQuery } from './fold-query.js';
-import { hider } from './noise.js';
+import { compileNoise } from './noise.js';
 import { compiledReadRules } from './read-rules.js';
 
 export function emptyFold(reader: StoreReader, q: FoldQuery): FoldAnswer | undefined {
@@ -25,7 +25,8 @@ export function emptyFold(reader: StoreReader, q: FoldQuery): FoldAnswer | undef
     if (q.to && q.to[i] !== from) return undefined;
   }
   try {
-    if (q.noise?.length) hider(q.noise, {});
+    // what the worker compiles before it reads (both kept compiled across reads)
+    for (const n of q.noise ?? []) compileNoise(n.pattern);
     if (q.reads) compiledReadRules(q.reads);
   } catch {
     return undefined;
