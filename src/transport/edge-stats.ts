@@ -16,6 +16,8 @@ export class EdgeStats {
   readonly httpStatus: Record<string, number> = {};
   poisoned = 0;
   pongsDropped = 0;
+  /** batches (by nack code) and bodies ('overloaded') refused by the edge itself, with no worker task */
+  readonly answeredAtEdge: Record<string, number> = {};
   /** gauges read from the live connection set when a snapshot is taken (set by the WebSocket edge) */
   live: (() => Record<string, number>) | undefined;
 
@@ -39,6 +41,7 @@ export class EdgeStats {
       http_status: { ...this.httpStatus },
       poisoned: this.poisoned,
       pongs_dropped: this.pongsDropped,
+      answered_at_edge: { ...this.answeredAtEdge },
       ...this.live?.(),
     };
   }

@@ -155,9 +155,17 @@ export class HttpEdge {
       pool.noteShed();
       return this.fail(reply, 'overloaded');
     }
-    const shed = pool.overloaded();
-    if (shed) pool.noteShed();
-    pool.dispatcher.submit({ src: 'http', route, off: slice.off, len: slice.len, slot, shed, edgeAt: performance.timeOrigin + performance.now() }, Date.now(), (r: ItemOutcome) => {
+    if (pool.overloaded()) {
+      // Refused here, as the worker would (its answer, word for word): a task for it would only
+      // queue behind the backlog that made the pool overloaded.
+      pool.arena.release(slice);
+      pool.slotAlloc.release(slot);
+      pool.noteShed();
+      this.o.stats.bump(this.o.stats.answeredAtEdge, 'overloaded');
+      const a = httpAnswer({ kind: 'refused', code: 'overloaded' }, this.o.config.pool.retry_after_ms);
+      return this.json(reply, a.status, a.body, { 'retry-after': retryAfterSeconds(this.o.config.pool.retry_after_ms) });
+    }
+    pool.dispatcher.submit({ src: 'http', route, off: slice.off, len: slice.len, slot, shed: false, edgeAt: performance.timeOrigin + performance.now() }, Date.now(), (r: ItemOutcome) => {
       pool.arena.release(slice);
       pool.slotAlloc.release(slot);
       const a = httpAnswer(r, this.o.config.pool.retry_after_ms);

@@ -23,6 +23,7 @@ import type { HelloAuth } from '../domain/ingest/outcome.js';
 import type { ExchangeKeys } from '../pairing/proof.js';
 import type { PanelTokens } from '../pairing/panel-tokens.js';
 import { MCP_PATH } from '../daemon/contract.js';
+import { peekBatchSeq } from '../domain/wire/peek-seq.js';
 
 interface QueuedFrame {
   conn: Conn;
@@ -437,23 +438,86 @@ export class WsEdge {
 
   /** One task at a time per session keeps its batches in order; all that queued meanwhile goes next. */
   private pump(session: Session, idle = false): void {
-    if (session.inflight) return;
-    const q = this.queues.get(session);
-    if (!q || q.length === 0) {
-      this.queues.delete(session);
-      this.queuedBytes.delete(session);
-      return;
+    // a loop, not a recursion: a refused group is answered at once and the next one taken
+    for (let first = true; ; first = false) {
+      if (session.inflight) return;
+      const q = this.queues.get(session);
+      if (!q || q.length === 0) {
+        this.queues.delete(session);
+        this.queuedBytes.delete(session);
+        return;
+      }
+      const pool = this.o.pool;
+      const taken = q.splice(0, this.o.config.pool.max_items_per_task);
+      let bytes = 0;
+      for (const f of taken) bytes += f.slice.len;
+      this.queuedBytes.set(session, (this.queuedBytes.get(session) ?? bytes) - bytes);
+      const take = this.refuseOutOfOrder(session, taken);
+      if (take.length === 0) continue;
+      // Refused too when the group waited behind this session's earlier batches for longer than the
+      // queue-delay bound: with a deep producer window the backlog sits here, not in the dispatcher.
+      const waited = performance.timeOrigin + performance.now() - take[0]!.edgeAt;
+      const shed = pool.overloaded() || waited > this.o.config.pool.max_queue_delay_ms;
+      if (shed) pool.noteShed(take.length);
+      if (shed && this.refuseShed(session, take)) continue;
+      if (this.submit(session, take, shed, first && idle)) return;
     }
+  }
+
+  /**
+   * The leading batches of a group that a worker could only refuse as out of order, refused here
+   * from their first bytes (peekBatchSeq). A producer resends go-back-N after a nack (ours and the
+   * extension both): the batches it had in flight behind the refused one arrive after it, each one
+   * past the session's next seq, and each used to be decoded on a worker to be told so. Under
+   * sustained overload those decodes crowded out the work that was accepted.
+   *
+   * Exactly the worker's verdict: no group of this session is in flight (pump), so `applied` is
+   * what the worker would start from, and a batch past applied + 1 is out of order before anything
+   * in it is read. A fresh session (applied −1) takes any seq first, as in the worker; the first
+   * frame that is not plainly such a batch ends the refusals, in order.
+   */
+  private refuseOutOfOrder(session: Session, take: QueuedFrame[]): QueuedFrame[] {
+    const applied = session.applied;
+    if (applied < 0) return take;
+    const arena = this.o.pool.arena;
+    let i = 0;
+    for (; i < take.length; i++) {
+      const f = take[i]!;
+      const seq = peekBatchSeq(arena.bytes.subarray(f.slice.off, f.slice.off + f.slice.len));
+      if (seq === undefined || seq <= applied + 1) break;
+      arena.release(f.slice);
+      this.o.stats.bump(this.o.stats.answeredAtEdge, 'out_of_order');
+      this.itemResult(f.conn, session, { kind: 'nack', seq, code: 'out_of_order' });
+    }
+    return i === 0 ? take : take.slice(i);
+  }
+
+  /**
+   * A shed group of batches refused here, each nacked with the seq read from its first bytes
+   * (peekBatchSeq), with no task: a shed batch decoded on a worker cost a quarter of a stored one,
+   * on the worker that was behind. False, and nothing answered, unless every frame of the group
+   * reads plainly as a batch (then it goes to the worker, which refuses it, as before): the
+   * producer hears about its frames in the order it sent them either way.
+   */
+  private refuseShed(session: Session, take: readonly QueuedFrame[]): boolean {
+    const arena = this.o.pool.arena;
+    const seqs: number[] = [];
+    for (const f of take) {
+      const seq = peekBatchSeq(arena.bytes.subarray(f.slice.off, f.slice.off + f.slice.len));
+      if (seq === undefined) return false;
+      seqs.push(seq);
+    }
+    for (let i = 0; i < take.length; i++) {
+      arena.release(take[i]!.slice);
+      this.o.stats.bump(this.o.stats.answeredAtEdge, 'overloaded');
+      this.itemResult(take[i]!.conn, session, { kind: 'nack', seq: seqs[i]!, code: 'overloaded' });
+    }
+    return true;
+  }
+
+  /** The group as one task; false when none of it needed one (no slot: each frame answered overloaded). */
+  private submit(session: Session, take: readonly QueuedFrame[], shed: boolean, idle: boolean): boolean {
     const pool = this.o.pool;
-    const take = q.splice(0, this.o.config.pool.max_items_per_task);
-    let taken = 0;
-    for (const f of take) taken += f.slice.len;
-    this.queuedBytes.set(session, (this.queuedBytes.get(session) ?? taken) - taken);
-    // Refused too when the group waited behind this session's earlier batches for longer than the
-    // queue-delay bound: with a deep producer window the backlog sits here, not in the dispatcher.
-    const waited = take.length ? performance.timeOrigin + performance.now() - take[0]!.edgeAt : 0;
-    const shed = pool.overloaded() || waited > this.o.config.pool.max_queue_delay_ms;
-    if (shed) pool.noteShed(take.length);
     const group: Pending[] = [];
     let remaining = 0;
     const touched = new Set<Conn>();
@@ -491,13 +555,11 @@ export class WsEdge {
         },
       });
     }
-    if (group.length === 0) {
-      this.pump(session);
-      return;
-    }
+    if (group.length === 0) return false;
     session.inflight = true;
     session.lastActive = Date.now();
     pool.dispatcher.submitGroup(group, idle);
+    return true;
   }
 
   /** The one place a WebSocket item's outcome becomes what the producer is told (wsAnswer). */

@@ -199,10 +199,14 @@ describe.skipIf(!hasChromium)('the side panel in real Chromium', () => {
 
   it('keyboard: the tab order reaches the question, Send and the evidence; focus is visible; Enter sends; the answer lands in a live log as text', async () => {
     await panel.bringToFront();
-    await panel.evaluate(BLUR);
+    // From a known place: a decision moves focus to the question, and where Tab starts after a
+    // blur is the browser's to keep (under load the sequence began past the question). One step
+    // back from the question and Tab again must land on it: it is in the tab order.
+    await panel.focus('textarea#question');
+    await panel.keyboard.press('Shift+Tab');
     const order = await tabTo('#evidence-refresh');
     const at = (s: string): number => order.findIndex((x) => x.startsWith(s));
-    expect(at('textarea#question')).toBeGreaterThanOrEqual(0);
+    expect(at('textarea#question')).toBe(0);
     expect(at('textarea#question')).toBeLessThan(at('button#send'));
     expect(at('button#send')).toBeLessThan(at('button#evidence-refresh'));
     // the focus ring: :focus-visible draws a 2px solid outline in the theme's focus colour

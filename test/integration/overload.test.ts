@@ -45,6 +45,9 @@ describe('admission control', () => {
     );
     expect(nacks).toBeGreaterThan(0);
     expect(server.stats.nacks.overloaded).toBe(nacks);
+    // plain batches: the edge read each refused one's seq itself, no worker task spent on them
+    expect(server.stats.answeredAtEdge.overloaded).toBeGreaterThan(0);
+    expect(server.stats.answeredAtEdge.overloaded).toBeLessThanOrEqual(nacks);
     expect(readAll(server, 'logs').filter((r) => String(r.message).startsWith(marker))).toHaveLength(30 * 300);
     for (const p of producers) p.close();
     await expectBalanced(server);

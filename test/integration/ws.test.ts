@@ -140,6 +140,11 @@ describe('batches', () => {
     const nack = await p.next((f) => f.t === 'nack');
     expect(nack).toMatchObject({ seq: 5, code: 'out_of_order', resume_from_seq: 1 });
     expect(typeof nack.retry_after_ms).toBe('number');
+    // told by the edge from the frame's first bytes, with no worker task (the worker's words)
+    expect(server.stats.answeredAtEdge.out_of_order).toBeGreaterThanOrEqual(1);
+    // the batch it was waiting for still goes through
+    p.send(batch(1, { logs: [logRecord(3)] }));
+    expect((await p.ackFor(1)).accepted).toBe(1);
   });
 
   it('rejects bad records by index and keeps the good ones of the same batch', async () => {

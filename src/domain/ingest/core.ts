@@ -16,6 +16,7 @@ import type { StagedCommit, CommitOutcome } from '../../shm/index.js';
 import type { AlertEnvelope } from '../alerts/alert.js';
 import { KINDS } from '../kinds.js';
 import { decodeFrame } from '../wire/decode.js';
+import { peekBatchSeq } from '../wire/peek-seq.js';
 import type { BatchFrame, IngestedRecord } from '../wire/schemas.js';
 import type { HttpItem, TaskItem, WsItem } from './item.js';
 import { sessionId, type SessionId } from './item.js';
@@ -147,6 +148,15 @@ export class IngestCore {
     if (prior) {
       if (item.session !== null && prior.kind !== 'stored') applied.set(item.session, Math.max(applied.get(item.session) ?? -1, prior.seq));
       return replayed(prior);
+    }
+    if (item.shed && item.session !== null) {
+      // refused without the decode when its seq is plain to read (the edge does the same for
+      // groups of batches only; this is a batch shed in a group with another kind of frame)
+      const seq = peekBatchSeq(this.view(item));
+      if (seq !== undefined) {
+        this.d.slots.noteSeq(item.slot, seq);
+        return { kind: 'nack', seq, code: 'overloaded' };
+      }
     }
     const decoded = decodeFrame(this.view(item), this.scan);
     if (!decoded.ok) return { kind: 'rejected', code: decoded.code, message: decoded.message };

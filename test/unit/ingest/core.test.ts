@@ -105,6 +105,24 @@ describe('ingest core: order per session', () => {
     expect(r.slots.committed(fresh.slot)).toBeUndefined();
     expect(r.counters().received).toBe(0);
   });
+
+  it('a shed batch is refused from its first bytes: what follows its seq is never decoded', () => {
+    const r = rig();
+    // t and seq lead, then a record array whose bytes are cut short: decoding would reject it
+    const shed = r.batch(8, S1, 7, { logs: [log('cut')] }, true);
+    const cut = { ...shed, len: shed.len - 5 };
+    const kept = { ...r.batch(9, S1, 7, { logs: [log('cut')] }), len: cut.len };
+    const { outcomes } = r.worker().runTask([cut], 1000);
+    expect(outcomes).toEqual([{ kind: 'nack', seq: 8, code: 'overloaded' }]);
+    expect(r.worker().runTask([kept], 1000).outcomes[0]).toMatchObject({ kind: 'rejected', code: 'msgpack_truncated' });
+  });
+
+  it('a shed batch whose seq is not up front is decoded and refused as before', () => {
+    const r = rig();
+    const item = r.frame({ logs: [log('late seq')], t: 'batch', seq: 12, sent_at: 1 }, S1, 11, true);
+    expect(r.worker().runTask([item], 1000).outcomes).toEqual([{ kind: 'nack', seq: 12, code: 'overloaded' }]);
+    expect(r.counters().received).toBe(0);
+  });
 });
 
 describe('ingest core: duplicates', () => {
