@@ -369,6 +369,7 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteOutput> {
       out.results.saturate = r;
       f['saturate.max_accepted_events_per_s'] = r.max_accepted_events_per_s;
       f['saturate.max_sustained_offered'] = r.max_sustained_offered;
+      f['saturate.hold_over_max'] = r.hold_over_max;
       f['saturate.overload_refused_cleanly'] = r.overload_refused_cleanly;
       f['saturate.rss_mb'] = r.server_peak_rss_mb;
       rssOver.push(r.server_peak_rss_mb - r.ring_budget_mb);

@@ -314,6 +314,11 @@ export interface SaturateResult {
   max_accepted_events_per_s: number;
   /** the highest offered rate accepted in full (≥ 95 %) with no nack */
   max_sustained_offered: number;
+  /**
+   * what the hold step (overload kept up for a whole step) accepted ÷ the most any step accepted:
+   * whether refusing the excess leaves the server doing the rest at its maximum. null: no hold step
+   */
+  hold_over_max: number | null;
   step_ms: number;
   nacks_seen: boolean;
   overload_refused_cleanly: boolean;
@@ -420,9 +425,12 @@ export async function runSaturate(o: { root: string; port: number; rates: number
     const rss = peakRssMb(mcp.pid);
     const nacksSeen = steps.some((s) => s.nacked_batches > 0);
     const sustained = steps.filter((s) => s.nacked_batches === 0 && s.accepted_events_per_s >= 0.95 * s.offered_events_per_s);
+    const max = Math.max(0, ...steps.map((s) => s.accepted_events_per_s));
+    const held = steps.find((s) => s.hold);
     return {
       steps,
-      max_accepted_events_per_s: Math.max(0, ...steps.map((s) => s.accepted_events_per_s)),
+      max_accepted_events_per_s: max,
+      hold_over_max: held && max > 0 ? Math.round((held.accepted_events_per_s / max) * 100) / 100 : null,
       max_sustained_offered: Math.max(0, ...sustained.map((s) => s.offered_events_per_s)),
       step_ms: o.stepMs,
       nacks_seen: nacksSeen,
