@@ -479,13 +479,12 @@ export class WsEdge {
   private refuseOutOfOrder(session: Session, take: QueuedFrame[]): QueuedFrame[] {
     const applied = session.applied;
     if (applied < 0) return take;
-    const arena = this.o.pool.arena;
     let i = 0;
     for (; i < take.length; i++) {
       const f = take[i]!;
-      const seq = peekBatchSeq(arena.bytes.subarray(f.slice.off, f.slice.off + f.slice.len));
+      const seq = this.seqOf(f);
       if (seq === undefined || seq <= applied + 1) break;
-      arena.release(f.slice);
+      this.o.pool.arena.release(f.slice);
       this.o.stats.bump(this.o.stats.answeredAtEdge, 'out_of_order');
       this.itemResult(f.conn, session, { kind: 'nack', seq, code: 'out_of_order' });
     }
@@ -500,19 +499,23 @@ export class WsEdge {
    * producer hears about its frames in the order it sent them either way.
    */
   private refuseShed(session: Session, take: readonly QueuedFrame[]): boolean {
-    const arena = this.o.pool.arena;
     const seqs: number[] = [];
     for (const f of take) {
-      const seq = peekBatchSeq(arena.bytes.subarray(f.slice.off, f.slice.off + f.slice.len));
+      const seq = this.seqOf(f);
       if (seq === undefined) return false;
       seqs.push(seq);
     }
     for (let i = 0; i < take.length; i++) {
-      arena.release(take[i]!.slice);
+      this.o.pool.arena.release(take[i]!.slice);
       this.o.stats.bump(this.o.stats.answeredAtEdge, 'overloaded');
       this.itemResult(take[i]!.conn, session, { kind: 'nack', seq: seqs[i]!, code: 'overloaded' });
     }
     return true;
+  }
+
+  /** a queued frame's batch seq, read from its first bytes in the arena; undefined: not plainly a batch */
+  private seqOf(f: QueuedFrame): number | undefined {
+    return peekBatchSeq(this.o.pool.arena.bytes.subarray(f.slice.off, f.slice.off + f.slice.len));
   }
 
   /** The group as one task; false when none of it needed one (no slot: each frame answered overloaded). */
