@@ -303,6 +303,7 @@ export class WsEdge {
     }
     if (conn.state === 'pairing') return this.pairFrame(conn, msg);
     if (conn.challenge && conn.state === 'ready' && this.proofFrame(conn, msg)) return;
+    if (conn.state === 'ready' && this.refuseOnArrival(conn, new Uint8Array(msg))) return;
     // The one copy: uWS neuters `msg` when this callback returns.
     const slice = this.o.pool.arena.copyIn(new Uint8Array(msg));
     if (!slice) {
@@ -417,6 +418,30 @@ export class WsEdge {
 
   private discardWaiting(conn: Conn): void {
     for (const f of conn.waiting.splice(0)) this.o.pool.arena.release(f.slice);
+  }
+
+  /**
+   * A batch refused as it arrives, before it takes arena space: its session has nothing queued or
+   * in flight (so nothing it sent earlier is still unanswered), and the batch skips ahead of the
+   * session's next seq or the pool is overloaded. Refusals made only after the copy (pump) free
+   * their slice at once, but the arena reclaims in order: a producer resending at once laps a tail
+   * held by one slow slice and fills the arena, and gets `input_full`, a closed socket, where a
+   * nack was due. Refused here, the arena holds only what was admitted, as the workers drain it.
+   */
+  private refuseOnArrival(conn: Conn, bytes: Uint8Array): boolean {
+    const session = conn.session!;
+    if (session.inflight || (this.queues.get(session)?.length ?? 0) > 0) return false;
+    const seq = peekBatchSeq(bytes);
+    if (seq === undefined) return false;
+    let code: 'overloaded' | 'out_of_order';
+    if (session.applied >= 0 && seq > session.applied + 1) code = 'out_of_order';
+    else if (this.o.pool.overloaded()) {
+      code = 'overloaded';
+      this.o.pool.noteShed();
+    } else return false;
+    this.o.stats.bump(this.o.stats.answeredAtEdge, code);
+    this.itemResult(conn, session, { kind: 'nack', seq, code });
+    return true;
   }
 
   private enqueue(session: Session, f: QueuedFrame): void {
