@@ -31,6 +31,8 @@ interface QueuedFrame {
   recvTime: number;
   /** epoch ms with sub-ms precision, for alert latency */
   edgeAt: number;
+  /** its batch seq, when read on arrival (null: read, and not plainly a batch); see seqOf */
+  seq?: number | null;
 }
 
 interface PendingAck {
@@ -303,14 +305,16 @@ export class WsEdge {
     }
     if (conn.state === 'pairing') return this.pairFrame(conn, msg);
     if (conn.challenge && conn.state === 'ready' && this.proofFrame(conn, msg)) return;
-    if (conn.state === 'ready' && this.refuseOnArrival(conn, new Uint8Array(msg))) return;
+    // an idle session's batch is read now, and refused before it takes arena space (refuseOnArrival)
+    const seq = conn.state === 'ready' && this.idle(conn.session!) ? (peekBatchSeq(new Uint8Array(msg)) ?? null) : undefined;
+    if (seq != null && this.refuseOnArrival(conn.session!, conn, seq)) return;
     // The one copy: uWS neuters `msg` when this callback returns.
     const slice = this.o.pool.arena.copyIn(new Uint8Array(msg));
     if (!slice) {
       this.closeWith(conn, 'input_full');
       return;
     }
-    const frame: QueuedFrame = { conn, slice, recvTime: now, edgeAt: performance.timeOrigin + performance.now() };
+    const frame: QueuedFrame = { conn, slice, recvTime: now, edgeAt: performance.timeOrigin + performance.now(), ...(seq !== undefined ? { seq } : {}) };
     switch (conn.state) {
       case 'new':
         conn.state = 'awaiting_hello';
@@ -428,13 +432,9 @@ export class WsEdge {
    * held by one slow slice and fills the arena, and gets `input_full`, a closed socket, where a
    * nack was due. Refused here, the arena holds only what was admitted, as the workers drain it.
    */
-  private refuseOnArrival(conn: Conn, bytes: Uint8Array): boolean {
-    const session = conn.session!;
-    if (session.inflight || (this.queues.get(session)?.length ?? 0) > 0) return false;
-    const seq = peekBatchSeq(bytes);
-    if (seq === undefined) return false;
+  private refuseOnArrival(session: Session, conn: Conn, seq: number): boolean {
     let code: 'overloaded' | 'out_of_order';
-    if (session.applied >= 0 && seq > session.applied + 1) code = 'out_of_order';
+    if (skipsAhead(session, seq)) code = 'out_of_order';
     else if (this.o.pool.overloaded()) {
       code = 'overloaded';
       this.o.pool.noteShed();
@@ -502,13 +502,12 @@ export class WsEdge {
    * frame that is not plainly such a batch ends the refusals, in order.
    */
   private refuseOutOfOrder(session: Session, take: QueuedFrame[]): QueuedFrame[] {
-    const applied = session.applied;
-    if (applied < 0) return take;
+    if (session.applied < 0) return take;
     let i = 0;
     for (; i < take.length; i++) {
       const f = take[i]!;
       const seq = this.seqOf(f);
-      if (seq === undefined || seq <= applied + 1) break;
+      if (seq === undefined || !skipsAhead(session, seq)) break;
       this.o.pool.arena.release(f.slice);
       this.o.stats.bump(this.o.stats.answeredAtEdge, 'out_of_order');
       this.itemResult(f.conn, session, { kind: 'nack', seq, code: 'out_of_order' });
@@ -538,9 +537,15 @@ export class WsEdge {
     return true;
   }
 
-  /** a queued frame's batch seq, read from its first bytes in the arena; undefined: not plainly a batch */
+  /** a queued frame's batch seq, as read on arrival or now from the arena; undefined: not plainly a batch */
   private seqOf(f: QueuedFrame): number | undefined {
+    if (f.seq !== undefined) return f.seq ?? undefined;
     return peekBatchSeq(this.o.pool.arena.bytes.subarray(f.slice.off, f.slice.off + f.slice.len));
+  }
+
+  /** nothing of this session queued or in flight: whatever it sent before has been answered */
+  private idle(session: Session): boolean {
+    return !session.inflight && (this.queues.get(session)?.length ?? 0) === 0;
   }
 
   /** The group as one task; false when none of it needed one (no slot: each frame answered overloaded). */
@@ -895,4 +900,12 @@ function smallFrame(msg: ArrayBuffer): Record<string, unknown> | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * The worker's out-of-order rule (core.ts), for a session with no group in flight: once a session
+ * has a baseline, a batch must carry applied + 1; one past it is refused before anything in it is read.
+ */
+function skipsAhead(session: Session, seq: number): boolean {
+  return session.applied >= 0 && seq > session.applied + 1;
 }
