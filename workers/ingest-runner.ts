@@ -12,6 +12,7 @@ import { IngestCore } from '../src/domain/ingest/core.js';
 import { pageUrlFaults } from '../src/domain/ingest/faults.js';
 import { WorkerRedaction } from '../src/domain/ingest/worker-redaction.js';
 import { decodeFrame, processBatchFrame } from '../src/domain/ingest/api.js';
+import { RecordSpans } from '../src/domain/wire/record-spans.js';
 import { compileRedaction } from '../src/domain/redaction/index.js';
 import { warmupFrames } from './warmup.js';
 import { AlertRingWriter } from '../src/shm/alert-ring.js';
@@ -40,9 +41,10 @@ export function createIngestRunner(init: WorkerInit, writerId: number): (task: W
     const t0 = performance.now();
     // the detectors get warm too, against a scratch memory: synthetic errors are not the user's
     const scratch = new Detector(new DetectState(allocateDetectState()));
+    const spans = new RecordSpans();
     for (const bytes of warmupFrames(batches)) {
-      const d = decodeFrame(bytes, limits);
-      if (d.ok && d.frame.t === 'batch') processBatchFrame(d.frame, { recvTime: Date.now(), redactor: redaction.current(), limits: limits.events, detect: (r, u) => scratch.see(r, 0, u) });
+      const d = decodeFrame(bytes, limits, spans);
+      if (d.ok && d.frame.t === 'batch') processBatchFrame(d.frame, { recvTime: Date.now(), redactor: redaction.current(), limits: limits.events, detect: (r, u) => scratch.see(r, 0, u) }, spans);
       scratch.take();
     }
     // warm-up traffic is synthetic: its redactions are not the user's

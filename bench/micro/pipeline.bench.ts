@@ -11,7 +11,8 @@ import { Bench } from 'tinybench';
 import { buildFramePool } from '../load/frames.js';
 import { prescanMsgpack } from '../../src/domain/wire/prescan.js';
 import { decodeFrame } from '../../src/domain/wire/decode.js';
-import { emptyOutput, encodeRecords, processBatchFrame, redactRecords, resetStaging, validateRecords, type IngestContext } from '../../src/domain/ingest/process.js';
+import { emptyOutput, encodeRecords, notVerbatim, processBatchFrame, redactRecords, resetStaging, validateRecords, type IngestContext } from '../../src/domain/ingest/process.js';
+import { RecordSpans } from '../../src/domain/wire/record-spans.js';
 import { normalizeRecord } from '../../src/domain/wire/normalize.js';
 import { Detector } from '../../src/domain/alerts/detect.js';
 import { KINDS, kindId } from '../../src/domain/kinds.js';
@@ -147,6 +148,7 @@ export function stageCosts(frames: readonly Uint8Array[], rounds = 16, msPerRoun
   const detector = new Detector(new DetectState(allocateDetectState()));
   const redactor = compileRedaction();
   const ctx: IngestContext = { recvTime: Date.now(), redactor, limits: { max_events_per_batch: 1000, max_errors_per_ack: 20 }, detect: (r, u) => detector.see(r, 0, u) };
+  const spans = new RecordSpans();
   let f = 0;
   const acc = Object.fromEntries(STAGES.map((st) => [st, 0])) as Record<(typeof STAGES)[number], number>;
   const timed = (): number => {
@@ -156,7 +158,7 @@ export function stageCosts(frames: readonly Uint8Array[], rounds = 16, msPerRoun
       acc[st] += now - t;
       t = now;
     };
-    const d = decodeFrame(frames[f++ % frames.length]!, limits);
+    const d = decodeFrame(frames[f++ % frames.length]!, limits, spans);
     if (!d.ok || d.frame.t !== 'batch') throw new Error('bench frame did not decode');
     const frame = d.frame;
     lap('decode');
@@ -166,15 +168,15 @@ export function stageCosts(frames: readonly Uint8Array[], rounds = 16, msPerRoun
     for (const k of KINDS) {
       const arr = frame[k];
       if (!arr || arr.length === 0) continue;
-      const recs = validateRecords(k, arr, frame.page_url, ctx, out);
+      const recs = validateRecords(k, arr, frame.page_url, ctx, out, spans);
       lap('validate');
       redactRecords(k, recs, ctx, out);
       lap('redact');
-      for (const r of recs) normalizeRecord(k, r);
+      for (let j = 0; j < recs.length; j++) if (normalizeRecord(k, recs[j]!)) notVerbatim(j);
       lap('normalize');
       for (const r of recs) detector.see({ kind: k, rec: r } as IngestedRecord, 0, frame.page_url);
       lap('detect');
-      encodeRecords(kindId(k), recs, tab, out.records);
+      encodeRecords(kindId(k), recs, tab, out.records, spans);
       lap('encode');
     }
     writer.commit({ recvTime: ctx.recvTime, records: out.records, received: out.received, rejected: out.rejected });
@@ -244,6 +246,7 @@ export async function runPipelineBench(): Promise<Array<MicroResult | RedactionC
   // the product's path redacts with the full engine; the header strip alone shows what redaction costs
   const ctx = { recvTime: Date.now(), redactor: compileRedaction(), limits: limits2 };
   const stripCtx = { recvTime: Date.now(), redactor: headerStripRedactor, limits: limits2 };
+  const spans = new RecordSpans();
   const decoded = frames.map((f) => {
     const d = decodeFrame(f, limits);
     if (!d.ok || d.frame.t !== 'batch') throw new Error('bench frame did not decode');
@@ -255,10 +258,10 @@ export async function runPipelineBench(): Promise<Array<MicroResult | RedactionC
   const bench = new Bench({ time: 700 });
   bench
     .add('pre-scan 100-record frame', () => {
-      prescanMsgpack(frames[i++ % 64]!, limits);
+      prescanMsgpack(frames[i++ % 64]!, limits, spans);
     })
     .add('pre-scan + decode 100-record frame', () => {
-      decodeFrame(frames[i++ % 64]!, limits);
+      decodeFrame(frames[i++ % 64]!, limits, spans);
     })
     .add(
       'validate + redact + normalize + encode 100 records',
@@ -268,17 +271,17 @@ export async function runPipelineBench(): Promise<Array<MicroResult | RedactionC
       { beforeEach: () => void copies.push(structuredClone(decoded[i++ % 64]!)) },
     )
     .add('whole worker path for one batch (redaction engine)', () => {
-      const d = decodeFrame(frames[i++ % 64]!, limits);
-      if (d.ok && d.frame.t === 'batch') processBatchFrame(d.frame, ctx);
+      const d = decodeFrame(frames[i++ % 64]!, limits, spans);
+      if (d.ok && d.frame.t === 'batch') processBatchFrame(d.frame, ctx, spans);
     })
     .add('whole worker path for one batch (header strip only)', () => {
-      const d = decodeFrame(frames[i++ % 64]!, limits);
-      if (d.ok && d.frame.t === 'batch') processBatchFrame(d.frame, stripCtx);
+      const d = decodeFrame(frames[i++ % 64]!, limits, spans);
+      if (d.ok && d.frame.t === 'batch') processBatchFrame(d.frame, stripCtx, spans);
     });
   await bench.run();
   const whole = (c: typeof ctx | typeof stripCtx) => (): void => {
-    const d = decodeFrame(frames[i++ % 64]!, limits);
-    if (d.ok && d.frame.t === 'batch') processBatchFrame(d.frame, c);
+    const d = decodeFrame(frames[i++ % 64]!, limits, spans);
+    if (d.ok && d.frame.t === 'batch') processBatchFrame(d.frame, c, spans);
   };
   const cost = interleavedCost(whole(ctx), whole(stripCtx), 20, 150);
   const stages = stageCosts(frames);

@@ -10,6 +10,7 @@ import { lastMatching } from './last-matching.js';
 import type { Hit, Rec } from './scan.js';
 import { ScanBudget, scanSliced } from './sliced-scan.js';
 import type { TabScope } from './tab-scope.js';
+import { needle } from './needles.js';
 
 export interface ErrorsSpec {
   from: number;
@@ -59,7 +60,7 @@ export async function findErrors(reader: StoreReader, s: ErrorsSpec): Promise<Fo
 }
 
 /** a log record's level as stored: the context of an error shows warnings and errors */
-const WARN_OR_ERROR = [Buffer.from('"level":"warn"'), Buffer.from('"level":"error"')];
+const WARN_OR_ERROR = [needle('"level":"warn"', 'warn'), needle('"level":"error"', 'error')];
 /** context records per kind, and how far back each looks */
 const PER_KIND = 8;
 const LOOK_BACK = 2000;

@@ -1,6 +1,7 @@
 /** Which records an observe call wants: a cheap byte prefilter first, then the decoded check. */
 import { isError, isFailing } from '../domain/record-flags.js';
 import { REC_ERROR, REC_FAILING } from '../shm/index.js';
+import { needle, stringNeedle, textNeedle } from './needles.js';
 import type { Rec } from './scan.js';
 
 export interface FilterArgs {
@@ -42,8 +43,8 @@ export function matcher(a: FilterArgs): (r: Rec) => boolean {
   };
 }
 
-export const ERROR_BYTES = [Buffer.from('"level":"error"'), Buffer.from('"type":"exception"'), Buffer.from('"type":"network"')];
-const FAILED_BYTES = ['"status":4', '"status":5', '"status":0', '"error":'].map((s) => Buffer.from(s));
+export const ERROR_BYTES = [needle('"level":"error"', 'error'), needle('"type":"exception"', 'exception'), needle('"type":"network"', 'network')];
+const FAILED_BYTES = [needle('"status":4', null), needle('"status":5', null), needle('"status":0', null), needle('"error":', 'error')];
 
 /**
  * What a scan tests before it decodes a record. `anyFlag`: the header flag (shm/layout.ts REC_*)
@@ -58,8 +59,8 @@ export interface Prefilter {
 
 export function prefilter(a: FilterArgs): Prefilter {
   const allOf: Buffer[] = [];
-  if (a.url) allOf.push(Buffer.from(JSON.stringify(a.url).slice(1, -1)));
-  if (a.connection_id) allOf.push(Buffer.from(JSON.stringify(a.connection_id)));
+  if (a.url) allOf.push(textNeedle(a.url));
+  if (a.connection_id) allOf.push(stringNeedle(a.connection_id));
   const out: Prefilter = allOf.length ? { allOf } : {};
   if (a.what === 'errors') {
     out.anyOf = ERROR_BYTES;

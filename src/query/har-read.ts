@@ -9,6 +9,7 @@ import type { StoreReader } from '../shm/index.js';
 import type { Hit } from './scan.js';
 import { ScanBudget, scanSliced } from './sliced-scan.js';
 import type { TabScope } from './tab-scope.js';
+import { textNeedle } from './needles.js';
 
 export interface HarReadSpec {
   /** first ordinal per kind id (KINDS order), e.g. a checkpoint's or the tails */
@@ -53,7 +54,7 @@ function weight(h: Hit): number {
 export async function readHarRecords(reader: StoreReader, s: HarReadSpec): Promise<HarRecords> {
   const out: HarRecords = { network: [], bodies: [], dropped: 0, missed: 0, partial: false };
   const budget = new ScanBudget(WALL_MS, 0);
-  const needle = s.url ? [Buffer.from(JSON.stringify(s.url).slice(1, -1))] : undefined;
+  const needle = s.url ? [textNeedle(s.url)] : undefined;
   for (const [name, into] of [
     ['network', out.network],
     ['network_bodies', out.bodies],

@@ -18,6 +18,7 @@ import { redactRead, readRulesOf } from './read-rules.js';
 import { decode, type Hit, type Rec, type ScanResult, type ScanSpec } from './scan.js';
 import { type ScanBudget, scanSliced, SLICE_MS } from './sliced-scan.js';
 import { headerOnly, inScope } from './tab-scope.js';
+import { payloadHas } from './needles.js';
 
 /** The record of a hit the fold took from the index's columns: read back from the ring if it is shown. */
 export const UNREAD: Rec = Object.freeze({});
@@ -173,7 +174,7 @@ function fromIndex(reader: StoreReader, idx: MatchIndex, s: ScanSpec & { sink: N
       for (let c = 0; c < cands.length; c++) {
         const e = cands[c]!;
         const stored = recs[c]!;
-        if (allOf && !allOf.every((b) => stored.payload.includes(b))) continue;
+        if (allOf && !allOf.every((b) => payloadHas(stored.payload, b))) continue;
         // with read-time rules the record is redacted: a copy of its own, as a scan makes
         const rec = reads ? redactRead(reads, idx.kind, decode(stored.payload)) : decode(stored.payload);
         if (byPage && !inScope(byPage, idx.kind, stored.tab, rec)) continue;

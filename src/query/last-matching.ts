@@ -5,6 +5,7 @@
 import type { StoreReader, RecordHeader, RecordView, StoredRecord } from '../shm/index.js';
 import { readRulesOf, redactRead } from './read-rules.js';
 import { CHUNK, decode, type Hit, type Rec } from './scan.js';
+import { viewHas } from './needles.js';
 
 export interface LastSpec {
   kind: number;
@@ -32,7 +33,7 @@ export function lastMatching(reader: StoreReader, s: LastSpec): Hit[] {
   // without a parsed check the newest n candidates are the answer; with one, keep a margin
   const keep = s.verify ? s.n * 4 : s.n;
   const candidates: StoredRecord[] = [];
-  const filter = (v: RecordView): boolean => s.where(v) && (!s.anyOf || s.anyOf.some((b) => v.has(b)));
+  const filter = (v: RecordView): boolean => s.where(v) && (!s.anyOf || s.anyOf.some((b) => viewHas(v, b)));
   let ord = s.from;
   let scanned = 0;
   outer: while (scanned < s.maxScan && (s.to === undefined || ord < s.to)) {

@@ -7,6 +7,8 @@ import type { Kind } from '../domain/kinds.js';
 import type { RedactionEngine } from '../domain/redaction/index.js';
 import type { IngestedRecordOf } from '../domain/wire/schemas.js';
 import { REC_CLASSIFIED, type StoreReader, type RecordHeader, type RecordView } from '../shm/index.js';
+import { readStoredRecord } from '../domain/wire/stored-record.js';
+import { viewHas } from './needles.js';
 import { readRulesOf, redactRead } from './read-rules.js';
 import { headerOnly, inScope, type TabScope } from './tab-scope.js';
 
@@ -27,7 +29,7 @@ export interface ScanSpec {
   from: number;
   limit: number;
   maxScan: number;
-  /** any of these byte strings must occur in the payload (cheap, before JSON.parse) */
+  /** any of these byte strings must occur in the payload (cheap, before a decode; needles.ts) */
   anyOf?: Buffer[];
   /**
    * with anyOf: the header flag (shm/layout.ts REC_*) that stands for it in a record its writer
@@ -75,14 +77,15 @@ export interface ScanResult {
 /** records per read of the ring: large enough to amortize a read, small enough to check the clock often */
 export const CHUNK = 128;
 
+/** a stored record, JSON or verbatim msgpack (stored-record.ts) */
 export function decode(payload: Uint8Array): Rec {
-  return JSON.parse(Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString('utf8')) as Rec;
+  return readStoredRecord(payload) as Rec;
 }
 
 /** The `anyOf` pre-filter: by the header flag when the record's writer classified it, else by its bytes. */
 export function passesAny(v: RecordView, anyOf: readonly Uint8Array[], anyFlag: number | undefined): boolean {
   if (anyFlag !== undefined && (v.flags & REC_CLASSIFIED) !== 0) return (v.flags & anyFlag) !== 0;
-  return anyOf.some((b) => v.has(b));
+  return anyOf.some((b) => viewHas(v, b));
 }
 
 export function scan(reader: StoreReader, s: ScanSpec): ScanResult {
@@ -102,7 +105,7 @@ export function scan(reader: StoreReader, s: ScanSpec): ScanResult {
     ? (v: RecordView) => {
         if (s.tab !== undefined && v.tab !== s.tab) return false;
         if (byHeader && !byHeader.includes(v.tab)) return false;
-        if (s.allOf && !s.allOf.every((b) => v.has(b))) return false;
+        if (s.allOf && !s.allOf.every((b) => viewHas(v, b))) return false;
         if (s.anyOf && !passesAny(v, s.anyOf, s.anyFlag)) return false;
         return true;
       }

@@ -7,6 +7,7 @@ import type { StoreReader } from '../shm/index.js';
 import { scan, type Hit } from './scan.js';
 import { ScanBudget, scanSliced } from './sliced-scan.js';
 import type { TabScope } from './tab-scope.js';
+import { needle } from './needles.js';
 
 export interface WsConnection {
   id: string;
@@ -68,7 +69,7 @@ export interface WsTrouble {
   last: number;
 }
 
-const TROUBLE_BYTES = [Buffer.from('"event":"error"'), Buffer.from('"event":"close"')];
+const TROUBLE_BYTES = [needle('"event":"error"', 'error'), needle('"event":"close"', 'close')];
 
 /** Errors and closes since `from`, per connection (at most 200): summary's section. */
 export async function wsTroubleSince(reader: StoreReader, work: ScanBudget, from: number, maxScan: number, scope?: TabScope): Promise<{ conns: Map<string, WsTrouble>; next: number; partial: boolean }> {

@@ -2,7 +2,7 @@
  * The shm room's door: shared-memory rings (one per telemetry kind) and counters.
  * Workers write with StoreWriter; the main thread reads with StoreReader.
  */
-export { DROP_REASONS, BASE_COUNTERS, HEADER_BYTES, MAIN_HOLDER, REC_CLASSIFIED, REC_ERROR, REC_FAILING, framedSize, storeSizes, type DropReason, type StoreSizes } from './layout.js';
+export { DROP_REASONS, BASE_COUNTERS, HEADER_BYTES, MAIN_HOLDER, REC_CLASSIFIED, REC_ERROR, REC_FAILING, REC_MSGPACK, framedSize, storeSizes, type DropReason, type StoreSizes } from './layout.js';
 export { allocateStore, type StoreBuffers } from './store.js';
 export { StoreWriter, type StagedCommit, type StagedRecord, type CommitOutcome, type StoreWriterOptions } from './writer.js';
 export {

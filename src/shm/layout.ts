@@ -26,7 +26,7 @@
  *   +40 i32 tab        -1 = none
  *   +44 u16 kind
  *   +46 u16 flags      what the writer knew of the record (REC_*, below); 0 = nothing
- *   +48 payload bytes, then zero to 7 bytes of padding
+ *   +48 payload bytes (a JSON object, or a msgpack map with REC_MSGPACK), then zero to 7 bytes of padding
  *
  * index k (one per ring): f64[idxCap]; every 64th ordinal stores its logical pos at
  * slot floor(ord / 64) % idxCap. Entries are hints: a reader checks the header's ord and that
@@ -102,6 +102,12 @@ export const HEADER_BYTES = 48;
 export const REC_ERROR = 1;
 export const REC_FAILING = 2;
 export const REC_CLASSIFIED = 0x8000;
+/**
+ * The payload is the record's msgpack map as its producer sent it (process.ts, "verbatim"), not
+ * JSON. The payload's first byte says the same (`{` is never a msgpack map's); this bit lets a
+ * byte filter pick its needle's form before it looks at the bytes (query/needles.ts).
+ */
+export const REC_MSGPACK = 4;
 
 export const PAD_MARKER = 0xffffffff;
 export const ALIGN = 8;

@@ -12,6 +12,7 @@ import type { App } from '../../src/app.js';
 import { startTestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { startSink, type Sink } from './helpers/sink.js';
+import { readStoredRecord } from '../../src/domain/wire/stored-record.js';
 
 const open: Array<{ close(): Promise<void> | void }> = [];
 afterEach(async () => {
@@ -72,7 +73,7 @@ async function realServer(): Promise<App> {
 }
 
 function logs(server: App): Array<Record<string, unknown>> {
-  return server.reader.read(kindId('logs'), 0, 10_000).records.map((r) => JSON.parse(Buffer.from(r.payload).toString('utf8')) as Record<string, unknown>);
+  return server.reader.read(kindId('logs'), 0, 10_000).records.map((r) => readStoredRecord(r.payload) as Record<string, unknown>);
 }
 
 function indexes(recs: Array<Record<string, unknown>>): number[] {

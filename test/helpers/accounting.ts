@@ -1,6 +1,7 @@
 import { expect } from 'vitest';
 import { KINDS, kindId, type Kind } from '../../src/domain/kinds.js';
 import type { App } from '../../src/app.js';
+import { readStoredRecord } from '../../src/domain/wire/stored-record.js';
 
 /** received = stored + rejected + dropped(reason), for every kind, once the pool is idle. */
 export async function expectBalanced(server: App): Promise<void> {
@@ -21,7 +22,7 @@ export function readAll(server: App, kind: Kind): Array<Record<string, unknown> 
   for (;;) {
     const r = server.reader.read(kindId(kind), from, 1000);
     for (const rec of r.records) {
-      out.push({ ...(JSON.parse(Buffer.from(rec.payload).toString('utf8')) as Record<string, unknown>), _seq: rec.seq, _tab: rec.tab });
+      out.push({ ...(readStoredRecord(rec.payload) as Record<string, unknown>), _seq: rec.seq, _tab: rec.tab });
     }
     if (r.records.length === 0 || r.next === from) break;
     from = r.next;

@@ -20,6 +20,7 @@ import { batch, Producer } from '../helpers/producer.js';
 import { KIND_TABLE } from '../../src/domain/kinds.js';
 import { carry as carryLine, loadCorpus, type Line } from '../helpers/redaction-carry.js';
 import { startTestServer } from '../helpers/server.js';
+import { readStoredRecord } from '../../src/domain/wire/stored-record.js';
 
 const rnd = mulberry32(20261122);
 const pick = (alphabet: string, n: number): string => Array.from({ length: n }, () => alphabet[Math.floor(rnd() * alphabet.length)]).join('');
@@ -153,8 +154,11 @@ it('zero leaks over ≥150 secret lines in six carriers, look-alikes kept (≤2 
     answer += (r.content as Array<{ text: string }>)[0]!.text + '\n';
   }
   // network_bodies lines show bodies, not request headers: read the header carrier from the ring too
+  // each record twice: its bytes as text (a record kept as its producer's msgpack holds its strings raw) and as JSON
   const stored = JSON.stringify(
-    ['logs', 'network', 'network_bodies', 'ws_events'].map((k) => server.reader.read(['logs', 'network', 'network_bodies', 'ws_events', 'actions', 'perf', 'ext_logs'].indexOf(k), 0, 5000).records.map((r) => Buffer.from(r.payload).toString())),
+    ['logs', 'network', 'network_bodies', 'ws_events'].map((k) =>
+      server.reader.read(['logs', 'network', 'network_bodies', 'ws_events', 'actions', 'perf', 'ext_logs'].indexOf(k), 0, 5000).records.map((r) => [Buffer.from(r.payload).toString(), JSON.stringify(readStoredRecord(r.payload))]),
+    ),
   );
 
   const recall = new Map<string, { total: number; ok: number }>();
@@ -268,9 +272,10 @@ describe.each(['websocket', 'http'] as const)('the fixture corpus over %s, end t
     const recs = corpusRecords(lines, Date.now());
     await (transport === 'websocket' ? sendWebSocket(app, recs) : sendHttp(app, recs));
     const kinds = ['logs', 'network', 'network_bodies', 'ws_events', 'actions', 'perf', 'ext_logs'];
-    // the stored payloads as they are (JSON records), one per line
-    const stored = ['logs', 'network', 'network_bodies', 'ws_events'].flatMap((k) => app.reader.read(kinds.indexOf(k), 0, 5000).records.map((r) => Buffer.from(r.payload).toString())).join('\n');
-    expect(stored.split('\n').length).toBe(lines.length);
+    // the stored payloads as they are (JSON, or a producer's msgpack with its strings raw), and each read back as JSON
+    const payloads = ['logs', 'network', 'network_bodies', 'ws_events'].flatMap((k) => app.reader.read(kinds.indexOf(k), 0, 5000).records.map((r) => r.payload));
+    expect(payloads.length).toBe(lines.length);
+    const stored = payloads.flatMap((p) => [Buffer.from(p).toString(), JSON.stringify(readStoredRecord(p))]).join('\n');
     const answer = await readBack(app);
     // the answers show the records (a look-alike comes back as it went in), not an error
     expect(answer).toContain('/src/main.tsx?t=');

@@ -16,6 +16,7 @@ import type { StagedCommit, CommitOutcome } from '../../shm/index.js';
 import type { AlertEnvelope } from '../alerts/alert.js';
 import { KINDS } from '../kinds.js';
 import { decodeFrame } from '../wire/decode.js';
+import { RecordSpans } from '../wire/record-spans.js';
 import { peekBatchSeq } from '../wire/peek-seq.js';
 import type { BatchFrame, IngestedRecord } from '../wire/schemas.js';
 import type { HttpItem, TaskItem, WsItem } from './item.js';
@@ -102,6 +103,8 @@ export class IngestCore {
   private redactionFailed = 0;
   private alertsUnpublished = 0;
   private readonly scan: { maxDepth: number; maxElements: number };
+  /** where the pre-scan found the records of the frame in hand (a record left as it came is stored as its bytes) */
+  private readonly spans = new RecordSpans();
 
   constructor(private readonly d: IngestDeps) {
     this.scan = { maxDepth: d.limits.maxDepth, maxElements: d.limits.maxElements };
@@ -137,7 +140,7 @@ export class IngestCore {
   takeExpress(item: WsItem, recvTime: number): ItemOutcome | undefined {
     this.itemStartedAt = this.d.clock();
     if (this.d.slots.committed(item.slot)) return undefined;
-    const decoded = decodeFrame(this.view(item), this.scan);
+    const decoded = decodeFrame(this.view(item), this.scan, this.spans);
     if (!decoded.ok || decoded.frame.t !== 'batch') return undefined;
     return this.batchItem(item, decoded.frame, recvTime, new Map());
   }
@@ -158,7 +161,7 @@ export class IngestCore {
         return { kind: 'nack', seq, code: 'overloaded' };
       }
     }
-    const decoded = decodeFrame(this.view(item), this.scan);
+    const decoded = decodeFrame(this.view(item), this.scan, this.spans);
     if (!decoded.ok) return { kind: 'rejected', code: decoded.code, message: decoded.message };
     const frame = decoded.frame;
     switch (frame.t) {
@@ -199,7 +202,7 @@ export class IngestCore {
     if (this.d.faults?.nack(item.session, frame)) return { kind: 'nack', seq, code: 'overloaded' };
     if (last >= 0 && seq !== last + 1) return { kind: 'nack', seq, code: 'out_of_order' };
     this.d.faults?.beforeApply(frame);
-    const out = processBatchFrame(frame, this.context(item, recvTime));
+    const out = processBatchFrame(frame, this.context(item, recvTime), this.spans);
     this.redactionFailed += sum(out.redactionFailed);
     const errors = out.errors.length ? out.errors : undefined;
     let outcome: CommittedOutcome | undefined;

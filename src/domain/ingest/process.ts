@@ -6,11 +6,12 @@
 import { HTTP_BODY, KINDS, PAGE_FIELD, kindId, type HttpRoute, type Kind } from '../kinds.js';
 import { RECORD_SCHEMAS, type BatchFrame, type IngestedRecord, type IngestedRecordOf, type WireRecordOf } from '../wire/schemas.js';
 import { normalizeRecord, toEpochMs } from '../wire/normalize.js';
-import { compileCheck, NOT_SURE, type FastCheck } from '../wire/fast-check.js';
+import { compileCheck, NOT_SURE, taken, type FastCheck } from '../wire/fast-check.js';
 import { FREE_TEXT_FIELDS, type Redactor, type UntypedRecord } from './redactor.js';
 import type { ErrorCode } from '../../errors.js';
-import type { StagedRecord } from '../../shm/index.js';
+import { REC_MSGPACK, type StagedRecord } from '../../shm/index.js';
 import { recordFlags, type Classifiable } from '../record-flags.js';
+import type { RecordSpans } from '../wire/record-spans.js';
 
 export interface IngestLimits {
   max_events_per_batch: number;
@@ -45,14 +46,20 @@ export interface IngestOutput {
 }
 
 /** The record schemas compiled once per thread: zod itself runs only for records these are not sure of. */
-const RECORD_CHECKS = Object.fromEntries(KINDS.map((k) => [k, compileCheck(RECORD_SCHEMAS[k])])) as Record<Kind, FastCheck | null>;
+const RECORD_CHECKS = Object.fromEntries(KINDS.map((k) => [k, compileCheck(RECORD_SCHEMAS[k], true)])) as Record<Kind, FastCheck | null>;
 
 export function emptyOutput(): IngestOutput {
   const z = () => KINDS.map(() => 0);
   return { records: [], received: z(), rejected: z(), redactionFailed: z(), errors: [] };
 }
 
-export function processBatchFrame(frame: BatchFrame, ctx: IngestContext): IngestOutput {
+/**
+ * `spans`: where the pre-scan found each record's bytes (decodeFrame's, for this frame). A record
+ * that comes out of validation, redaction, normalisation and detection exactly as it was decoded
+ * is then stored as those bytes (msgpack, REC_MSGPACK) instead of being serialised to JSON: the
+ * encode was a quarter of the worker path (issue 17).
+ */
+export function processBatchFrame(frame: BatchFrame, ctx: IngestContext, spans?: RecordSpans): IngestOutput {
   resetStaging();
   const out = emptyOutput();
   let total = 0;
@@ -70,7 +77,7 @@ export function processBatchFrame(frame: BatchFrame, ctx: IngestContext): Ingest
       pushError(out, ctx, { index: -1, kind: k, code: 'too_many_events', message: `batch holds ${total} events; max_events_per_batch is ${ctx.limits.max_events_per_batch}` });
       continue;
     }
-    processArray(k, arr, tab, frame.page_url, ctx, out);
+    processArray(k, arr, tab, frame.page_url, ctx, out, spans);
   }
   return out;
 }
@@ -96,23 +103,35 @@ export function processHttpBody(route: HttpRoute, body: Uint8Array, ctx: IngestC
   return { ok: true, ...out };
 }
 
-function processArray<K extends Kind>(kind: K, arr: unknown[], tab: number, pageUrl: string | undefined, ctx: IngestContext, out: IngestOutput): void {
+function processArray<K extends Kind>(kind: K, arr: unknown[], tab: number, pageUrl: string | undefined, ctx: IngestContext, out: IngestOutput, spans?: RecordSpans): void {
   const id = kindId(kind);
-  const recs = validateRecords(kind, arr, pageUrl, ctx, out);
+  const recs = validateRecords(kind, arr, pageUrl, ctx, out, spans);
   redactRecords(kind, recs, ctx, out);
   const detect = ctx.detect;
   // one wrapper for the array, not one per record: detection keeps the record, not the wrapper
   const seen: { kind: K; rec: IngestedRecordOf<K> } | undefined = detect && recs.length ? { kind, rec: recs[0]! } : undefined;
   for (let j = 0; j < recs.length; j++) {
     const safe = recs[j]!;
-    normalizeRecord(kind, safe);
+    if (normalizeRecord(kind, safe)) verbatim[j] = -1;
     if (seen) {
       seen.rec = safe;
       // TS cannot pair a generic K with its record in the IngestedRecord union on its own
       detect!(seen as unknown as IngestedRecord, pageUrl);
     }
   }
-  encodeRecords(id, recs, tab, out.records);
+  encodeRecords(id, recs, tab, out.records, spans);
+}
+
+/**
+ * Per validated record of the array in hand (validateRecords writes it, each later stage may only
+ * clear it): the row of its frame element in the span table when the record is still exactly what
+ * the element's bytes decode to, else -1. Reused array after array, as the staging buffer is.
+ */
+let verbatim = new Int32Array(1024);
+
+/** the stages after validation: this record is no longer its element's bytes */
+export function notVerbatim(j: number): void {
+  verbatim[j] = -1;
 }
 
 /**
@@ -123,15 +142,21 @@ function processArray<K extends Kind>(kind: K, arr: unknown[], tab: number, page
  * Validate: each record through its kind's check (zod where the check is not sure), its time made
  * epoch ms, the frame's page URL filled in. A bad record is counted and reported, not returned.
  */
-export function validateRecords<K extends Kind>(kind: K, arr: unknown[], pageUrl: string | undefined, ctx: IngestContext, out: IngestOutput): Array<IngestedRecordOf<K>> {
+export function validateRecords<K extends Kind>(kind: K, arr: unknown[], pageUrl: string | undefined, ctx: IngestContext, out: IngestOutput, spans?: RecordSpans): Array<IngestedRecordOf<K>> {
   const id = kindId(kind);
   const schema = RECORD_SCHEMAS[kind];
   const fast = RECORD_CHECKS[kind];
   const pageField = PAGE_FIELD[kind];
   out.received[id]! += arr.length;
   const recs: Array<IngestedRecordOf<K>> = [];
+  if (verbatim.length < arr.length) verbatim = new Int32Array(arr.length * 2);
+  // the span table describes this array only when it noted as many elements as were decoded
+  const rows = spans !== undefined && spans.count[id] === arr.length ? spans : undefined;
   for (let i = 0; i < arr.length; i++) {
+    taken.keys = 0;
     let checked = fast ? fast(arr[i]) : NOT_SURE;
+    // what the compiled check took is counted; zod's parse is not: only a sure check's record may be its bytes
+    let row = rows !== undefined && checked !== NOT_SURE ? rows.row(id, i) : -1;
     if (checked === NOT_SURE) {
       // zod decides, and words the rejection
       const parsed = schema.safeParse(arr[i]);
@@ -145,6 +170,8 @@ export function validateRecords<K extends Kind>(kind: K, arr: unknown[], pageUrl
     }
     // K's schema (or its compiled check) passed it: its output is K's record (TS cannot follow the index)
     const wire = checked as WireRecordOf<K>;
+    // an ISO time becomes epoch ms here: no longer what the bytes say
+    if (typeof wire.ts !== 'number') row = -1;
     const clientTime = toEpochMs(wire.ts);
     if (Number.isNaN(clientTime)) {
       out.rejected[id]!++;
@@ -157,8 +184,13 @@ export function validateRecords<K extends Kind>(kind: K, arr: unknown[], pageUrl
     if (pageField && pageUrl !== undefined) {
       // the field comes from the kinds table, not from the record's type
       const loose = rec as UntypedRecord;
-      if (loose[pageField] === undefined) loose[pageField] = pageUrl;
+      if (loose[pageField] === undefined) {
+        loose[pageField] = pageUrl;
+        row = -1;
+      }
     }
+    if (row >= 0 && taken.keys !== rows!.entries[row]) row = -1;
+    verbatim[recs.length] = row;
     recs.push(rec);
   }
   return recs;
@@ -176,6 +208,8 @@ export function redactRecords<K extends Kind>(kind: K, recs: Array<IngestedRecor
   }
   for (let j = 0; j < recs.length; j++) {
     if (mayHold && mayHold[j] !== 1) continue;
+    // whatever the rules make of it, it is no longer known to be its bytes
+    verbatim[j] = -1;
     const rec = recs[j]!;
     try {
       // redaction replaces text by text: the record keeps its kind's shape
@@ -206,7 +240,42 @@ const BOUNDARY = '},{"ts":';
  * nested object can make one more (`args: [{}, {"ts": 1}]`), and then the count is off and the
  * records are encoded one by one. Exactly n − 1 means every boundary found is a record's.
  */
-export function encodeRecords(kindId: number, recs: ReadonlyArray<{ ts: number } & Classifiable>, tab: number, into: StagedRecord[]): void {
+export function encodeRecords(kindId: number, recs: ReadonlyArray<{ ts: number } & Classifiable>, tab: number, into: StagedRecord[], spans?: RecordSpans): void {
+  if (spans !== undefined) {
+    let kept = 0;
+    for (let j = 0; j < recs.length; j++) if (verbatim[j]! >= 0) kept++;
+    if (kept > 0) return encodeMixed(kindId, recs, tab, into, spans, kept);
+  }
+  encodeJson(kindId, recs, tab, into);
+}
+
+/** Some records of the array stored as their bytes, the rest as JSON, in the array's order. */
+function encodeMixed(kindId: number, recs: ReadonlyArray<{ ts: number } & Classifiable>, tab: number, into: StagedRecord[], spans: RecordSpans, kept: number): void {
+  const n = recs.length;
+  let json: StagedRecord[] | undefined;
+  if (kept < n) {
+    const rest: Array<{ ts: number } & Classifiable> = [];
+    for (let j = 0; j < n; j++) if (verbatim[j]! < 0) rest.push(recs[j]!);
+    json = [];
+    encodeJson(kindId, rest, tab, json);
+  }
+  let r = 0;
+  for (let j = 0; j < n; j++) {
+    const row = verbatim[j]!;
+    const rec = recs[j]!;
+    if (row < 0) {
+      into.push(json![r++]!);
+      continue;
+    }
+    // detection gave an error its signature: the one key a record gets after normalisation
+    const sig = (rec as { _sig?: number })._sig;
+    const payload = stageBytes(spans.bytes, spans.start[row]!, spans.end[row]!, sig);
+    if (payload) into.push({ kind: kindId, clientTime: rec.ts, tab, payload, flags: recordFlags(rec) | REC_MSGPACK });
+    else encodeJson(kindId, [rec], tab, into);
+  }
+}
+
+function encodeJson(kindId: number, recs: ReadonlyArray<{ ts: number } & Classifiable>, tab: number, into: StagedRecord[]): void {
   const n = recs.length;
   if (n > 1) {
     const json = JSON.stringify(recs);
@@ -273,6 +342,71 @@ function stage(json: string): Uint8Array {
   const view = new Uint8Array(staging.buffer, staging.byteOffset + stagingPos, n);
   stagingPos = align8(stagingPos + n);
   return view;
+}
+
+/** `_sig` as a msgpack key (fixstr), and the most its value adds: a 32-bit int */
+const SIG_KEY = Buffer.from([0xa4, 0x5f, 0x73, 0x69, 0x67]);
+const SIG_BYTES = SIG_KEY.length + 5;
+
+/**
+ * A record's bytes from its frame, copied to the next 8-byte boundary of the staging buffer (a
+ * plain memcpy: both are ordinary memory). With `sig`, the map gets one more pair, `_sig: sig`,
+ * last, where JSON.stringify would put the key detection added last; undefined when the map's
+ * header has no room for one more pair in place (a full fixmap) or sig is not a 32-bit int.
+ */
+function stageBytes(src: Uint8Array, from: number, to: number, sig?: number): Uint8Array | undefined {
+  const len = to - from + (sig === undefined ? 0 : SIG_BYTES);
+  let out: Uint8Array;
+  let at: number;
+  if (stagingPos + len > staging.length && len > staging.length / 4) {
+    out = new Uint8Array(len);
+    at = 0;
+  } else {
+    if (stagingPos + len > staging.length) {
+      // Earlier records of this batch still point into the old buffer; it stays alive through them.
+      staging = Buffer.allocUnsafeSlow(staging.length);
+      stagingPos = 0;
+    }
+    out = staging;
+    at = stagingPos;
+  }
+  out.set(src.subarray(from, to), at);
+  let n = to - from;
+  if (sig !== undefined) {
+    n = appendSig(out, at, n, sig);
+    if (n < 0) return undefined;
+  }
+  if (out !== staging) return out.subarray(0, n);
+  stagingPos = align8(at + n);
+  return new Uint8Array(staging.buffer, staging.byteOffset + at, n);
+}
+
+/** `_sig: sig` added to the map copied at `at` (`n` bytes): its new length, or -1 when it cannot be */
+function appendSig(out: Uint8Array, at: number, n: number, sig: number): number {
+  if (!Number.isInteger(sig) || sig < -0x80000000 || sig > 0xffffffff) return -1;
+  const h = out[at]!;
+  if (h >= 0x80 && h < 0x8f) out[at] = h + 1;
+  else if (h === 0xde) {
+    const pairs = (out[at + 1]! << 8) | out[at + 2]!;
+    if (pairs === 0xffff) return -1;
+    out[at + 1] = (pairs + 1) >> 8;
+    out[at + 2] = (pairs + 1) & 0xff;
+  } else if (h === 0xdf) {
+    const view = new DataView(out.buffer, out.byteOffset + at + 1, 4);
+    const pairs = view.getUint32(0);
+    if (pairs === 0xffffffff) return -1;
+    view.setUint32(0, pairs + 1);
+  } else return -1;
+  out.set(SIG_KEY, at + n);
+  const v = new DataView(out.buffer, out.byteOffset + at + n + SIG_KEY.length, 5);
+  if (sig < 0) {
+    v.setUint8(0, 0xd2);
+    v.setInt32(1, sig);
+  } else {
+    v.setUint8(0, 0xce);
+    v.setUint32(1, sig);
+  }
+  return n + SIG_BYTES;
 }
 
 /** An ASCII array's JSON as stageAscii staged it: its buffer, where the JSON starts, where the next record's copy goes. */

@@ -45,6 +45,15 @@ export const headerStripRedactor: Redactor = {
     stripHeaders(rec.response_headers);
     return rec;
   },
+  // only a record with headers has anything to strip (the rest stay as they came)
+  triggered(_kind, recs) {
+    const marks = new Uint8Array(recs.length);
+    for (let j = 0; j < recs.length; j++) {
+      const r = recs[j] as UntypedRecord;
+      if (r.headers !== undefined || r.request_headers !== undefined || r.response_headers !== undefined) marks[j] = 1;
+    }
+    return marks;
+  },
 };
 
 export { FREE_TEXT_FIELDS } from '../wire/schemas.js';

@@ -10,21 +10,29 @@ import type { ErrorCode } from '../../errors.js';
 import { prescanMsgpack, type PrescanLimits } from './prescan.js';
 import { BatchFrameSchema, CLIENT_FRAME_TYPES, ClientFrameSchema, type ClientFrame } from './schemas.js';
 import { compileCheck, NOT_SURE } from './fast-check.js';
+import type { RecordSpans } from './record-spans.js';
+import { UNPACK_OPTIONS } from './stored-record.js';
 
 export type DecodeResult = { ok: true; frame: ClientFrame } | { ok: false; code: ErrorCode; message: string };
 
 /** batches are nearly every frame: their schema compiled (fast-check.ts); zod for the rest and for what it is not sure of */
 const batchCheck = compileCheck(BatchFrameSchema);
 
-// copyBuffers: a bin value is a copy, never a view of the frame's bytes, which copyOut reuses
-const unpackr = new Unpackr({ useRecords: true, mapsAsObjects: true, int64AsType: 'number', copyBuffers: true });
+// copyBuffers: a bin value is a copy, never a view of the frame's bytes, which copyOut reuses.
+// The same options read verbatim records back (stored-record.ts).
+const unpackr = new Unpackr(UNPACK_OPTIONS);
 
-export function decodeFrame(bytes: Uint8Array, limits: PrescanLimits): DecodeResult {
-  const scan = prescanMsgpack(bytes, limits);
+/**
+ * `spans`: where the pre-scan should note each record's bytes (record-spans.ts); they are then
+ * offsets into `spans.bytes`, the bytes decoded, which stay as they are until the next frame.
+ */
+export function decodeFrame(bytes: Uint8Array, limits: PrescanLimits, spans?: RecordSpans): DecodeResult {
+  const scan = prescanMsgpack(bytes, limits, spans);
   if (!scan.ok) return { ok: false, code: scan.code, message: scan.message };
   let value: unknown;
   try {
     const own = bytes.buffer instanceof SharedArrayBuffer ? copyOut(bytes) : bytes;
+    if (spans) spans.bytes = own;
     value = unpackr.unpack(own);
   } catch (e) {
     return { ok: false, code: 'msgpack_invalid', message: `msgpack decode failed: ${(e as Error).message}` };

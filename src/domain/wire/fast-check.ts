@@ -19,6 +19,34 @@ export const NOT_SURE: unique symbol = Symbol('not sure');
 /** value → zod's output for it, or NOT_SURE */
 export type FastCheck = (v: unknown) => unknown;
 
+/**
+ * The keys a check took from its input since the caller last zeroed it, at every depth, the own
+ * keys of what a `z.unknown()` passed through included. A sure check's output holds its input's
+ * values unchanged, less the keys it stripped; so when this equals the key-value pairs the input's
+ * msgpack maps declared, nothing was stripped and no key was repeated (a repeated key decodes
+ * once): the ingest worker may store the record as its bytes (process.ts, "verbatim").
+ */
+export const taken = { keys: 0 };
+
+/** the own keys of every object in a value, at every depth */
+export function keysUnder(v: object): number {
+  let n = 0;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const e: unknown = v[i];
+      if (typeof e === 'object' && e !== null) n += keysUnder(e);
+    }
+    return n;
+  }
+  const o = v as Record<string, unknown>;
+  for (const key in o) {
+    n++;
+    const e = o[key];
+    if (typeof e === 'object' && e !== null) n += keysUnder(e);
+  }
+  return n;
+}
+
 interface Def {
   type: string;
   checks?: Array<{ _zod: { def: CheckDef } }>;
@@ -114,22 +142,30 @@ function exactPrimitive(s: z.ZodType): FastCheck | null {
   }
 }
 
-/** The schema as a fast check, or null when it uses something not modelled here. */
-export function compileCheck(s: z.ZodType): FastCheck | null {
+/**
+ * The schema as a fast check, or null when it uses something not modelled here. `count`: the check
+ * adds the keys it takes to `taken` (a record's check; a frame's would walk every record for nothing).
+ */
+export function compileCheck(s: z.ZodType, count = false): FastCheck | null {
   const d = defOf(s);
   const prim = exactPrimitive(s);
   if (prim) return prim;
   if ((d.checks ?? []).length && d.type !== 'array') return null;
   switch (d.type) {
     case 'unknown':
-      return (v) => v;
+      return count
+        ? (v) => {
+            if (typeof v === 'object' && v !== null) taken.keys += keysUnder(v);
+            return v;
+          }
+        : (v) => v;
     case 'optional': {
-      const inner = d.innerType && compileCheck(d.innerType);
+      const inner = d.innerType && compileCheck(d.innerType, count);
       // an explicit undefined: zod keeps the key with undefined; rare enough to leave to zod
       return inner ? (v) => (v === undefined ? NOT_SURE : inner(v)) : null;
     }
     case 'nullable': {
-      const inner = d.innerType && compileCheck(d.innerType);
+      const inner = d.innerType && compileCheck(d.innerType, count);
       return inner ? (v) => (v === null ? null : inner(v)) : null;
     }
     case 'union': {
@@ -146,7 +182,7 @@ export function compileCheck(s: z.ZodType): FastCheck | null {
     }
     case 'array': {
       const b = lengthBounds(d);
-      const el = d.element && compileCheck(d.element);
+      const el = d.element && compileCheck(d.element, count);
       if (!b || !el) return null;
       const { min, max } = b;
       return (v) => {
@@ -162,18 +198,18 @@ export function compileCheck(s: z.ZodType): FastCheck | null {
       };
     }
     case 'record':
-      return recordCheck(d);
+      return recordCheck(d, count);
     case 'object':
-      return objectCheck(d);
+      return objectCheck(d, count);
     default:
       return null;
   }
 }
 
 /** z.record(string, V): a plain object's own keys in order, each value through V. */
-function recordCheck(d: Def): FastCheck | null {
+function recordCheck(d: Def, count: boolean): FastCheck | null {
   const key = d.keyType && exactPrimitive(d.keyType);
-  const val = d.valueType && compileCheck(d.valueType);
+  const val = d.valueType && compileCheck(d.valueType, count);
   if (!key || !val || defOf(d.keyType!).type !== 'string') return null;
   return (v) => {
     // a plain object from JSON or msgpack; anything else (class instances, null prototypes) to zod
@@ -185,6 +221,7 @@ function recordCheck(d: Def): FastCheck | null {
       const r = val(src[k]);
       if (r === NOT_SURE) return NOT_SURE;
       out[k] = r;
+      if (count) taken.keys++;
     }
     return out;
   };
@@ -214,7 +251,8 @@ function inlineTest(s: z.ZodType): ((x: string) => string) | null {
  * output object of a kind is built along one chain of hidden classes (a keyed store per field
  * measured slower than zod's own generated parser; zod generates its parser the same way).
  */
-function objectCheck(d: Def): FastCheck | null {
+function objectCheck(d: Def, count: boolean): FastCheck | null {
+  const tally = count ? ' T.keys++;' : '';
   if (!d.shape || d.catchall !== undefined) return null;
   const checks: FastCheck[] = [];
   const body: string[] = [`if (typeof v !== 'object' || v === null || Array.isArray(v)) return NS;`, 'const o = {};', 'let x;', 'let r;'];
@@ -227,18 +265,18 @@ function objectCheck(d: Def): FastCheck | null {
     const key = JSON.stringify(k);
     const inline = inlineTest(inner);
     let take: string;
-    if (inline) take = `if (!${inline('x')}) return NS; o[${key}] = x;`;
+    if (inline) take = `if (!${inline('x')}) return NS; o[${key}] = x;${tally}`;
     else {
-      const c = compileCheck(inner);
+      const c = compileCheck(inner, count);
       if (!c) return null;
       checks.push(c);
-      take = `r = c[${checks.length - 1}](x); if (r === NS) return NS; o[${key}] = r;`;
+      take = `r = c[${checks.length - 1}](x); if (r === NS) return NS; o[${key}] = r;${tally}`;
     }
     // an explicit undefined in an optional field: zod keeps the key; left to zod (see NOT_SURE)
     body.push(`if (${key} in v) { x = v[${key}];${optional ? ' if (x === undefined) return NS;' : ''} ${take} }${optional ? '' : ' else return NS;'}`);
   }
   body.push('return o;');
   // the source is built from the schema's own keys (JSON-quoted) and constants, never from input
-  const make = new Function('NS', 'c', `return function check(v) {\n${body.join('\n')}\n};`) as (ns: symbol, c: FastCheck[]) => FastCheck;
-  return make(NOT_SURE, checks);
+  const make = new Function('NS', 'c', 'T', `return function check(v) {\n${body.join('\n')}\n};`) as (ns: symbol, c: FastCheck[], t: typeof taken) => FastCheck;
+  return make(NOT_SURE, checks, taken);
 }

@@ -77,18 +77,27 @@ function jsonBound(v: unknown, budget: number): number {
   }
 }
 
+/** whether the record in hand was changed: the worker stores a record it did not change as its producer's bytes */
+let changed = false;
+
 function cutField(r: Rec, field: string, max: number, flag?: string): void {
   const v = r[field];
   if (typeof v === 'string' && v.length > max) {
     r[field] = cut(v, max);
     if (flag) r[flag] = true;
+    changed = true;
   }
 }
 
 function cutHeaders(r: Rec, field: string): void {
   const h = r[field] as Record<string, string> | undefined;
   if (!h) return;
-  for (const k of Object.keys(h)) if (h[k]!.length > LIMITS.header_value) h[k] = cut(h[k]!, LIMITS.header_value);
+  for (const k of Object.keys(h)) {
+    if (h[k]!.length > LIMITS.header_value) {
+      h[k] = cut(h[k]!, LIMITS.header_value);
+      changed = true;
+    }
+  }
 }
 
 /** Address-like fields per kind: only these are measured (a loop over absent fields costs 5 % of ingest). */
@@ -109,15 +118,23 @@ export const URL_FIELDS: Record<Kind, readonly string[]> = {
  */
 const CUT_URLS = Object.fromEntries(
   Object.entries(URL_FIELDS).map(([kind, fields]) => {
-    const body = fields.map((f) => `v = r[${JSON.stringify(f)}]; if (typeof v === 'string' && v.length > max) r[${JSON.stringify(f)}] = cut(v, max);`);
-    return [kind, new Function('r', 'cut', 'max', `let v;\n${body.join('\n')}`) as (r: Rec, c: typeof cut, max: number) => void];
+    const body = fields.map((f) => `v = r[${JSON.stringify(f)}]; if (typeof v === 'string' && v.length > max) { r[${JSON.stringify(f)}] = cut(v, max); cuts = true; }`);
+    return [kind, new Function('r', 'cut', 'max', `let v;\nlet cuts = false;\n${body.join('\n')}\nreturn cuts;`) as (r: Rec, c: typeof cut, max: number) => boolean];
   }),
-) as Record<Kind, (r: Rec, c: typeof cut, max: number) => void>;
+) as Record<Kind, (r: Rec, c: typeof cut, max: number) => boolean>;
 
-/** Field names drive truncation whatever the kind, so it works on the record's untyped view. */
-export function normalizeRecord(kind: Kind, record: object): void {
+/**
+ * Field names drive truncation whatever the kind, so it works on the record's untyped view.
+ * Returns whether it changed anything (a record it left alone may be stored as its producer's bytes).
+ */
+export function normalizeRecord(kind: Kind, record: object): boolean {
   const r = record as Rec;
-  CUT_URLS[kind](r, cut, LIMITS.url);
+  changed = CUT_URLS[kind](r, cut, LIMITS.url);
+  cutRest(kind, r);
+  return changed;
+}
+
+function cutRest(kind: Kind, r: Rec): void {
   if (r.error !== undefined) cutField(r, 'error', LIMITS.error);
   switch (kind) {
     case 'logs':
@@ -147,7 +164,10 @@ export function normalizeRecord(kind: Kind, record: object): void {
           }
         }
         r.args = out;
-        if (truncated) r.args_truncated = true;
+        if (truncated) {
+          r.args_truncated = true;
+          changed = true;
+        }
       }
       return;
     }

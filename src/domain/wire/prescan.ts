@@ -11,9 +11,14 @@
  * and then one value per key; later records are a byte 0x40–0x7f naming the structure (plus a
  * high byte for two-byte structures) followed by the values. Such a byte with no structure
  * defined is an ordinary fixint.
+ *
+ * Given a span table, the same walk notes where each record of a batch lies (the elements of a
+ * top-level array whose key is a kind's name) and what its bytes hold (record-spans.ts).
  */
 import { isUtf8 } from 'node:buffer';
 import type { ErrorCode } from '../../errors.js';
+import { KINDS } from '../kinds.js';
+import type { RecordSpans } from './record-spans.js';
 
 export interface PrescanLimits {
   maxDepth: number;
@@ -33,9 +38,9 @@ class Fail {
   ) {}
 }
 
-export function prescanMsgpack(b: Uint8Array, limits: PrescanLimits): PrescanResult {
+export function prescanMsgpack(b: Uint8Array, limits: PrescanLimits, spans?: RecordSpans): PrescanResult {
   try {
-    scan(b, limits);
+    scan(b, limits, spans);
     return { ok: true };
   } catch (e) {
     if (e instanceof Fail) return { ok: false, code: e.code, message: e.message, offset: e.offset };
@@ -43,7 +48,21 @@ export function prescanMsgpack(b: Uint8Array, limits: PrescanLimits): PrescanRes
   }
 }
 
-function scan(b: Uint8Array, limits: PrescanLimits): void {
+/** the kinds' names as bytes, by id: a top-level key is compared with them (fixstr only, as every encoder writes short keys) */
+const KIND_KEYS = KINDS.map((k) => Buffer.from(k, 'latin1'));
+
+function kindOfKey(b: Uint8Array, at: number, len: number): number {
+  for (let k = 0; k < KIND_KEYS.length; k++) {
+    const name = KIND_KEYS[k]!;
+    if (name.length !== len) continue;
+    let i = 0;
+    while (i < len && b[at + i] === name[i]) i++;
+    if (i === len) return k;
+  }
+  return -1;
+}
+
+function scan(b: Uint8Array, limits: PrescanLimits, spans: RecordSpans | undefined): void {
   const n = b.length;
   if (n === 0) throw new Fail('msgpack_truncated', 'empty frame', 0);
   // remaining[i] = items still owed by the container at depth i; remaining[0] is the top level
@@ -51,6 +70,18 @@ function scan(b: Uint8Array, limits: PrescanLimits): void {
   let need = 1; // sum of remaining: each owed item needs at least one byte
   let total = 0;
   let pos = 0;
+  // Span bookkeeping (only with a span table): whether the top level is a map, the kind whose key
+  // was just read there, the stack depth of the kind array being walked (-1 none), the row of its
+  // element being walked (-1 none), and that element's map pairs and purity so far.
+  spans?.reset();
+  let topMap = false;
+  let keyKind = -1;
+  let arrTop = -1;
+  let arrKind = -1;
+  let el = -1;
+  let pairs = 0;
+  let pure = 1;
+  let extSeen = false;
   // Mirrors msgpackr's structure table: slot[id] holds the values count of the structure a byte
   // 0x40|id names (-1 none); `second[id]` = that slot was defined by a two-byte definition with
   // high byte 0, so a reference reads one more byte choosing among two-byte ids (kept in `two`,
@@ -87,7 +118,14 @@ function scan(b: Uint8Array, limits: PrescanLimits): void {
     if (!utf8(b, start, pos)) throw new Fail('invalid_utf8', `string at offset ${start} is not valid UTF-8`, start);
   };
   const open = (count: number, what: string): void => {
-    if (count === 0) return;
+    if (count === 0) {
+      if (remaining.length === arrTop) {
+        // an empty array of records: nothing to note
+        spans!.count[arrKind] = 0;
+        arrTop = -1;
+      }
+      return;
+    }
     need += count;
     if (need > n - pos) throw new Fail('msgpack_bad_length', `${what} declares ${count} elements; ${n - pos} bytes remain for ${need} owed items`, pos);
     total += count;
@@ -115,19 +153,63 @@ function scan(b: Uint8Array, limits: PrescanLimits): void {
     return k;
   };
   const ext = (type: number, len: number): void => {
+    extSeen = true;
     const typeByte = type & 0xff;
     if (typeByte === EXT_TIMESTAMP && (len === 4 || len === 8 || len === 12)) return skip(len, 'a timestamp');
     throw new Fail('msgpack_invalid', `unsupported msgpack extension type ${typeByte > 127 ? typeByte - 256 : typeByte}`, pos);
+  };
+
+  const endElement = (): void => {
+    spans!.end[el] = pos;
+    spans!.entries[el] = pairs;
+    spans!.plain[el] = pure;
+    el = -1;
   };
 
   while (remaining.length > 0) {
     const top = remaining.length - 1;
     if (remaining[top] === 0) {
       remaining.pop();
+      if (top === arrTop) {
+        if (el >= 0) endElement();
+        spans!.count[arrKind] = spans!.used - spans!.first[arrKind]!;
+        arrTop = -1;
+      }
       continue;
     }
-    remaining[top]!--;
+    const left = --remaining[top]!;
     need--;
+    if (spans !== undefined) {
+      if (top === arrTop) {
+        if (el >= 0) endElement();
+        el = spans.next();
+        spans.start[el] = pos;
+        pairs = 0;
+        // an element that is not a map (a record never is anything else) is never verbatim
+        const t0 = b[pos]!;
+        pure = (t0 >= 0x80 && t0 <= 0x8f) || t0 === 0xde || t0 === 0xdf ? 1 : 0;
+      } else if (top === 1 && topMap) {
+        if ((left & 1) === 1) {
+          // a key of the top-level map: a kind's name?
+          const t0 = b[pos]!;
+          keyKind = t0 >= 0xa0 && t0 <= 0xbf && pos + 1 + (t0 & 0x1f) <= n ? kindOfKey(b, pos + 1, t0 & 0x1f) : -1;
+        } else if (keyKind >= 0) {
+          // its value: an array of records opens below (a second array of the same kind: neither is used)
+          const t0 = b[pos]!;
+          if ((t0 >= 0x90 && t0 <= 0x9f) || t0 === 0xdc || t0 === 0xdd) {
+            if (spans.first[keyKind] === -1) {
+              spans.first[keyKind] = spans.used;
+              arrKind = keyKind;
+              arrTop = remaining.length; // the array's own entry, once open() pushes it
+            } else spans.count[keyKind] = -2;
+          }
+          keyKind = -1;
+        }
+      } else if (top === 0) {
+        const t0 = b[pos]!;
+        topMap = (t0 >= 0x80 && t0 <= 0x8f) || t0 === 0xde || t0 === 0xdf;
+      }
+    }
     const t = u8();
     if (t <= 0x7f) {
       if (t >= 0x40) {
@@ -147,6 +229,7 @@ function scan(b: Uint8Array, limits: PrescanLimits): void {
       continue; // fixint
     }
     if (t <= 0x8f) {
+      if (el >= 0) pairs += t & 0x0f;
       open((t & 0x0f) * 2, 'a map');
       continue;
     }
@@ -167,12 +250,15 @@ function scan(b: Uint8Array, limits: PrescanLimits): void {
       case 0xc1:
         throw new Fail('msgpack_invalid', 'byte 0xc1 is never used in msgpack', pos - 1);
       case 0xc4:
+        pure = 0;
         skip(u8(), 'a bin');
         continue;
       case 0xc5:
+        pure = 0;
         skip(u16(), 'a bin');
         continue;
       case 0xc6:
+        pure = 0;
         skip(u32(), 'a bin');
         continue;
       case 0xc7: {
@@ -191,9 +277,12 @@ function scan(b: Uint8Array, limits: PrescanLimits): void {
         continue;
       }
       case 0xca:
+        pure = 0;
         skip(4, 'a float32');
         continue;
       case 0xcb:
+        // NaN, ±Infinity and -0 read back as themselves from msgpack but as null and 0 from JSON
+        if (pos + 8 <= n && (((b[pos]! & 0x7f) === 0x7f && b[pos + 1]! >= 0xf0) || (b[pos] === 0x80 && isZeroTail(b, pos)))) pure = 0;
         skip(8, 'a float64');
         continue;
       case 0xcc:
@@ -215,6 +304,7 @@ function scan(b: Uint8Array, limits: PrescanLimits): void {
       case 0xd4: {
         const type = u8();
         if (type === EXT_RECORD) {
+          extSeen = true;
           const id = u8() & 0x3f;
           const k = keysArray();
           slot[id] = k;
@@ -228,6 +318,7 @@ function scan(b: Uint8Array, limits: PrescanLimits): void {
       case 0xd5: {
         const type = u8();
         if (type === EXT_RECORD) {
+          extSeen = true;
           const id = u8() & 0x3f;
           const high = u8();
           const k = keysArray();
@@ -265,15 +356,29 @@ function scan(b: Uint8Array, limits: PrescanLimits): void {
       case 0xdd:
         open(u32(), 'an array32');
         continue;
-      case 0xde:
-        open(u16() * 2, 'a map16');
+      case 0xde: {
+        const k = u16();
+        if (el >= 0) pairs += k;
+        open(k * 2, 'a map16');
         continue;
-      case 0xdf:
-        open(u32() * 2, 'a map32');
+      }
+      case 0xdf: {
+        const k = u32();
+        if (el >= 0) pairs += k;
+        open(k * 2, 'a map32');
         continue;
+      }
     }
   }
   if (pos !== n) throw new Fail('msgpack_invalid', `${n - pos} bytes after the top-level item`, pos);
+  // an extension anywhere (a record definition above all) may change how an element's bytes read
+  if (extSeen) spans?.refuseAll();
+}
+
+/** the 7 bytes after a float64's first are all zero (with a first byte 0x80: -0) */
+function isZeroTail(b: Uint8Array, at: number): boolean {
+  for (let i = 1; i < 8; i++) if (b[at + i] !== 0) return false;
+  return true;
 }
 
 /**

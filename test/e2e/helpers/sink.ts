@@ -2,6 +2,7 @@
  * Where the extension's data lands in a test: the real ingest server, in-process
  * (`startApp` through test/helpers/server.ts), read straight from its rings.
  */
+import { isVerbatim, readStoredRecord } from '../../../src/domain/wire/stored-record.js';
 
 export type Rec = Record<string, unknown>;
 
@@ -9,6 +10,8 @@ export interface Sink {
   readonly port: number;
   readonly kind: 'server';
   records(kind: string): Rec[];
+  /** how many of a kind's stored records are the extension's own msgpack bytes (kept as they came), not JSON */
+  verbatim(kind: string): number;
   /** distinct extension sessions seen so far (one per service-worker lifetime) */
   health(): Rec;
   close(): Promise<void>;
@@ -17,10 +20,9 @@ export interface Sink {
   recover?(): void;
 }
 
-const decoder = new TextDecoder();
-
 function decodeOne(x: unknown): Rec | null {
-  if (x instanceof Uint8Array) return JSON.parse(decoder.decode(x)) as Rec;
+  // a ring payload: JSON, or the extension's own msgpack map kept as it came
+  if (x instanceof Uint8Array) return readStoredRecord(x) as Rec;
   if (typeof x === 'string') return JSON.parse(x) as Rec;
   if (x && typeof x === 'object') {
     const o = x as Rec;
@@ -43,6 +45,9 @@ export async function startSink(port = 0): Promise<Sink> {
       const raw = server.reader.read(kindId(kind as never), 0, 1000) as unknown;
       const list = Array.isArray(raw) ? raw : ((raw as { records?: unknown[] }).records ?? []);
       return list.map(decodeOne).filter((r): r is Rec => r !== null);
+    },
+    verbatim(kind) {
+      return server.reader.read(kindId(kind as never), 0, 1000).records.filter((r) => isVerbatim(r.payload)).length;
     },
     health: () => server.health(),
     close: () => server.close(),

@@ -16,6 +16,7 @@ import { allocateSlots, SlotAllocator, SlotView } from '../../../src/pool/item-s
 import { allocateAlertRing, AlertRingReader, AlertRingWriter } from '../../../src/shm/alert-ring.js';
 import { allocateDetectState, DetectState } from '../../../src/shm/detect-state.js';
 import { allocateStore, StoreReader, StoreWriter, type KindCounters, type StoreWriterOptions } from '../../../src/shm/index.js';
+import { readStoredRecord } from '../../../src/domain/wire/stored-record.js';
 
 export interface RigOptions {
   /** ring bytes per kind; 64 KiB unless named (a tiny ring makes records too large for it) */
@@ -102,7 +103,7 @@ export function rig(o: RigOptions = {}) {
 
   /** What the store holds for `kind`, parsed back. */
   function stored(kind: Kind = 'logs'): Array<Record<string, unknown>> {
-    return reader.read(kindId(kind), 0, 10_000).records.map((r) => JSON.parse(Buffer.from(r.payload).toString('utf8')) as Record<string, unknown>);
+    return reader.read(kindId(kind), 0, 10_000).records.map((r) => readStoredRecord(r.payload) as Record<string, unknown>);
   }
 
   function counters(kind: Kind = 'logs'): KindCounters {

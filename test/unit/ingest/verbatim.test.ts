@@ -1,0 +1,179 @@
+/**
+ * A record stored as its producer's msgpack bytes ("verbatim", process.ts) must read back as what
+ * the JSON path would have stored for it, and only a record nothing changed may be stored so:
+ * stripped keys, a repeated key (its first value never seen by redaction), an ISO time, a filled-in
+ * page URL, a redaction, a truncation or a detection signature each send the record down the JSON
+ * path, and their bytes never reach the ring. Held on the bench mix, on hand-made cases, and on
+ * random records (with secrets, repeats and long values) against the same frame processed without
+ * spans (the JSON path for every record).
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { pack } from 'msgpackr';
+import { describe, expect, it } from 'vitest';
+import { batchRecords, prng } from '../../../bench/load/frames.js';
+import { Detector } from '../../../src/domain/alerts/detect.js';
+import { processBatchFrame, type IngestContext } from '../../../src/domain/ingest/process.js';
+import { headerStripRedactor } from '../../../src/domain/ingest/redactor.js';
+import { compileRedaction } from '../../../src/domain/redaction/index.js';
+import { decodeFrame } from '../../../src/domain/wire/decode.js';
+import { LIMITS } from '../../../src/domain/wire/normalize.js';
+import { RecordSpans } from '../../../src/domain/wire/record-spans.js';
+import { readStoredRecord } from '../../../src/domain/wire/stored-record.js';
+import { allocateDetectState, DetectState, REC_MSGPACK, type StagedRecord } from '../../../src/shm/index.js';
+
+const limits = { maxDepth: 32, maxElements: 500_000 };
+const events = { max_events_per_batch: 1000, max_errors_per_ack: 20 };
+
+function context(withDetect = false): IngestContext {
+  const ctx: IngestContext = { recvTime: 1000, redactor: compileRedaction(), limits: events };
+  if (withDetect) {
+    const d = new Detector(new DetectState(allocateDetectState()));
+    ctx.detect = (r, u) => d.see(r, 0, u);
+  }
+  return ctx;
+}
+
+/** the frame through both paths: with spans (verbatim where allowed) and without (all JSON) */
+function both(bytes: Uint8Array, withDetect = false): { verbatim: StagedRecord[]; json: StagedRecord[] } {
+  const spans = new RecordSpans();
+  const a = decodeFrame(bytes, limits, spans);
+  if (!a.ok || a.frame.t !== 'batch') throw new Error(JSON.stringify(a));
+  const verbatim = processBatchFrame(a.frame, context(withDetect), spans).records.map(copy);
+  const b = decodeFrame(bytes, limits);
+  if (!b.ok || b.frame.t !== 'batch') throw new Error(JSON.stringify(b));
+  const json = processBatchFrame(b.frame, context(withDetect)).records.map(copy);
+  return { verbatim, json };
+}
+
+/** out of the staging buffer, which the next batch reuses */
+const copy = (r: StagedRecord): StagedRecord => ({ ...r, payload: Uint8Array.prototype.slice.call(r.payload) });
+
+/** an object with its keys sorted, at every depth: verbatim records keep the producer's key order */
+function sorted(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sorted);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sorted((v as Record<string, unknown>)[k])]));
+  return v;
+}
+
+function expectSameRecords(r: { verbatim: StagedRecord[]; json: StagedRecord[] }): number {
+  expect(r.verbatim).toHaveLength(r.json.length);
+  let kept = 0;
+  r.verbatim.forEach((v, i) => {
+    const j = r.json[i]!;
+    expect({ kind: v.kind, tab: v.tab, clientTime: v.clientTime, flags: (v.flags ?? 0) & ~REC_MSGPACK }).toEqual({ kind: j.kind, tab: j.tab, clientTime: j.clientTime, flags: j.flags });
+    const got = readStoredRecord(v.payload);
+    expect(isDeepStrictEqual(sorted(got), sorted(readStoredRecord(j.payload))), `${JSON.stringify(got)}`).toBe(true);
+    if (((v.flags ?? 0) & REC_MSGPACK) !== 0) {
+      kept++;
+      expect(v.payload[0]).not.toBe(0x7b);
+      expect(v.payload.byteOffset % 8).toBe(0);
+    } else expect(v.payload[0]).toBe(0x7b);
+  });
+  return kept;
+}
+
+const frame = (arrays: Record<string, unknown>): Uint8Array => pack({ t: 'batch', seq: 1, sent_at: 2, tab_id: 3, page_url: 'http://app.test/page', ...arrays });
+const log = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({ ts: 1_764_000_000_000, level: 'log', type: 'console', message: 'hello', url: 'http://app.test/page', ...extra });
+const isVerbatim = (r: StagedRecord): boolean => ((r.flags ?? 0) & REC_MSGPACK) !== 0;
+
+describe('records stored as their producer’s bytes', () => {
+  it('keeps every record of the bench mix as its bytes, reading back as the JSON path stores it', () => {
+    const r = prng(21);
+    for (let b = 0; b < 20; b++) expect(expectSameRecords(both(frame({ ...batchRecords(r) })))).toBe(100);
+  });
+
+  it('stores as JSON what validation changed: an unknown key, an ISO time, a page URL filled in', () => {
+    const { url: _, ...noUrl } = log();
+    const { verbatim } = both(frame({ logs: [log({ extra_field: 'dropped' }), log({ ts: '2026-12-02T10:00:00.000Z' }), noUrl, log()] }));
+    expect(verbatim.map(isVerbatim)).toEqual([false, false, false, true]);
+    expect(Buffer.from(verbatim[0]!.payload).toString()).not.toContain('dropped');
+    expect(readStoredRecord(verbatim[1]!.payload)).toMatchObject({ ts: Date.parse('2026-12-02T10:00:00.000Z') });
+    expect(readStoredRecord(verbatim[2]!.payload)).toMatchObject({ url: 'http://app.test/page' });
+  });
+
+  it('never stores the bytes of a record with a repeated key, at the top or nested in an argument', () => {
+    const key = (k: string) => pack(k);
+    // {ts, level, type, message: 'sk_live_…', message: 'fine'} and {…, args: [{a: 'AKIA…', a: 1}]}, by hand: no encoder repeats keys
+    const top = Buffer.concat([Buffer.from([0x86]), key('ts'), pack(1_764_000_000_000), key('level'), pack('log'), key('type'), pack('console'), key('message'), pack('sk_live_51HIDDENSECRETVALUE000'), key('message'), pack('fine'), key('url'), pack('http://app.test/')]);
+    const inner = Buffer.concat([Buffer.from([0x82]), key('a'), pack('AKIAIOSFODNN7EXAMPLE'), key('a'), pack(1)]);
+    const nested = Buffer.concat([Buffer.from([0x86]), key('ts'), pack(1_764_000_000_000), key('level'), pack('log'), key('type'), pack('console'), key('message'), pack('m'), key('args'), Buffer.from([0x91]), inner, key('url'), pack('http://app.test/')]);
+    const clean = Buffer.concat([Buffer.from([0x85]), key('ts'), pack(1_764_000_000_000), key('level'), pack('log'), key('type'), pack('console'), key('message'), pack('m'), key('url'), pack('http://app.test/')]);
+    const bytes = Buffer.concat([Buffer.from([0x85]), key('t'), pack('batch'), key('seq'), pack(1), key('sent_at'), pack(2), key('page_url'), pack('http://app.test/'), key('logs'), Buffer.from([0x93]), top, nested, clean]);
+    const { verbatim } = both(bytes);
+    // the same record without the repeat is kept as its bytes
+    expect(verbatim.map(isVerbatim)).toEqual([false, false, true]);
+    const stored = verbatim.map((r) => Buffer.from(r.payload).toString()).join('\n');
+    expect(stored).not.toContain('sk_live_51HIDDEN');
+    expect(stored).not.toContain('AKIAIOSFODNN7EXAMPLE');
+  });
+
+  it('stores as JSON what redaction or truncation changed', () => {
+    const long = 'x'.repeat(LIMITS.message + 10);
+    const { verbatim } = both(frame({ logs: [log({ message: 'key sk_live_51Habcdefghijklmnopqrstuv in a log' }), log({ message: long }), log()] }), true);
+    expect(verbatim.map(isVerbatim)).toEqual([false, false, true]);
+    expect(Buffer.from(verbatim[0]!.payload).toString()).not.toContain('sk_live_51Habcdefghijklmnopqrstuv');
+    expect(readStoredRecord(verbatim[1]!.payload)).toMatchObject({ message_truncated: true });
+  });
+
+  it('adds an error’s signature to its bytes as the map’s last pair, as JSON would have it, in every map header form', () => {
+    const r = both(frame({ logs: [log({ level: 'error', message: 'TypeError: boom' }), log({ type: 'exception', level: 'error', message: 'ReferenceError: x is not defined', stack: 'at f (http://app.test/a.js:1:2)' })] }), true);
+    expect(r.verbatim.map(isVerbatim)).toEqual([true, true]);
+    expectSameRecords(r);
+    for (const v of r.verbatim) {
+      const rec = readStoredRecord(v.payload) as Record<string, unknown>;
+      expect(Object.keys(rec).at(-1)).toBe('_sig');
+      expect(Number.isInteger(rec._sig)).toBe(true);
+    }
+    // by hand: a fixmap with room (5 pairs → 6), and a full one (15 pairs: no room in place, so JSON)
+    const key = (k: string) => pack(k);
+    const small = Buffer.concat([Buffer.from([0x85]), key('ts'), pack(1_764_000_000_000), key('level'), pack('error'), key('type'), pack('console'), key('message'), pack('boom'), key('url'), pack('http://app.test/')]);
+    const fifteen = Buffer.concat([Buffer.from([0x8f]), key('ts'), pack(1_764_000_000_000), key('level'), pack('error'), key('type'), pack('console'), key('message'), pack('boom'), key('url'), pack('http://app.test/'), key('source'), pack('a.js'), key('filename'), pack('a.js'), key('lineno'), pack(1), key('colno'), pack(2), key('method'), pack('GET'), key('request_url'), pack('http://app.test/r'), key('status'), pack(500), key('status_text'), pack('err'), key('duration'), pack(3), key('error'), pack('e')]);
+    const bytes = Buffer.concat([Buffer.from([0x85]), key('t'), pack('batch'), key('seq'), pack(1), key('sent_at'), pack(2), key('page_url'), pack('http://app.test/'), key('logs'), Buffer.from([0x92]), small, fifteen]);
+    const hand = both(bytes, true);
+    expect(hand.verbatim.map(isVerbatim)).toEqual([true, false]);
+    expectSameRecords(hand);
+    expect(hand.verbatim[0]!.payload[0]).toBe(0x86);
+  });
+
+  it('stores nothing as bytes when the redactor cannot say which records are clean, or with no spans', () => {
+    const spans = new RecordSpans();
+    const d = decodeFrame(frame({ logs: [log(), log()] }), limits, spans);
+    if (!d.ok || d.frame.t !== 'batch') throw new Error('decode');
+    const ctx: IngestContext = { recvTime: 1, redactor: { redactRecord: headerStripRedactor.redactRecord }, limits: events };
+    expect(processBatchFrame(d.frame, ctx, spans).records.some(isVerbatim)).toBe(false);
+  });
+
+  it('reads back as the JSON path stores it on random records: secrets, long values, nested arguments, non-ASCII', () => {
+    const r = prng(33);
+    const secrets = ['sk_live_51Habcdefghijklmnopqrstuv', 'ghp_abcdefghijklmnopqrstuvwxyz0123456789', 'AKIAIOSFODNN7EXAMPLE', 'password=hunter2', 'Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc'];
+    const text = (): string => {
+      const k = Math.floor(r() * 6);
+      if (k === 0) return secrets[Math.floor(r() * secrets.length)]!;
+      if (k === 1) return 'é✓😀 '.repeat(Math.floor(r() * 5));
+      if (k === 2) return 'y'.repeat(Math.floor(r() * 2 * LIMITS.arg));
+      return `plain text ${Math.floor(r() * 1000)}`;
+    };
+    const value = (depth: number): unknown => {
+      const k = Math.floor(r() * (depth > 2 ? 4 : 6));
+      if (k === 0) return text();
+      if (k === 1) return Math.floor(r() * 1e6) / 8;
+      if (k === 2) return r() < 0.5 ? null : false;
+      if (k === 3) return Math.floor(r() * 2 ** 45);
+      if (k === 4) return Array.from({ length: Math.floor(r() * 4) }, () => value(depth + 1));
+      return Object.fromEntries(Array.from({ length: Math.floor(r() * 4) }, (_, i) => [r() < 0.1 ? 'password' : `k${i}`, value(depth + 1)]));
+    };
+    let kept = 0;
+    let total = 0;
+    for (let b = 0; b < 30; b++) {
+      const logs = Array.from({ length: 30 }, () => log({ message: text(), args: Array.from({ length: Math.floor(r() * 3) }, () => value(0)), level: r() < 0.1 ? 'warn' : 'log' }));
+      const network_bodies = Array.from({ length: 5 }, () => ({ ts: 1_764_000_000_000, method: 'POST', url: `http://api.test/${text()}`, status: 200, request_headers: { 'content-type': 'application/json', ...(r() < 0.3 ? { authorization: 'Bearer x' } : {}) }, request_body: text(), response_body: text() }));
+      const res = both(frame({ logs, network_bodies }), true);
+      kept += expectSameRecords(res);
+      total += res.verbatim.length;
+      for (const s of secrets) expect(res.verbatim.some((v) => Buffer.from(v.payload).toString().includes(s)), s).toBe(false);
+    }
+    // most are kept as bytes, and many are not
+    expect(kept).toBeGreaterThan(total / 4);
+    expect(kept).toBeLessThan(total);
+  });
+});
