@@ -62,6 +62,84 @@ function kindOfKey(b: Uint8Array, at: number, len: number): number {
   return -1;
 }
 
+/** a big-endian u16 at `at`, or a truncation at `at` */
+function rd16(b: Uint8Array, at: number): number {
+  if (at + 2 > b.length) throw new Fail('msgpack_truncated', 'frame ends inside a header', at);
+  return (b[at]! << 8) | b[at + 1]!;
+}
+
+function rd32(b: Uint8Array, at: number): number {
+  if (at + 4 > b.length) throw new Fail('msgpack_truncated', 'frame ends inside a header', at);
+  return b[at]! * 0x1000000 + ((b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!);
+}
+
+function rd8(b: Uint8Array, at: number): number {
+  if (at >= b.length) throw new Fail('msgpack_truncated', 'frame ends inside a header', at);
+  return b[at]!;
+}
+
+/** a string of `len` bytes at `at`: where it ends, or why it is refused */
+function strAt(b: Uint8Array, at: number, len: number): number {
+  const n = b.length;
+  if (len > n - at) throw new Fail(len > n ? 'msgpack_bad_length' : 'msgpack_truncated', `a string declares ${len} bytes, ${n - at} remain`, at);
+  if (!utf8(b, at, at + len)) throw new Fail('invalid_utf8', `string at offset ${at} is not valid UTF-8`, at);
+  return at + len;
+}
+
+/** the keys a record definition's key array declared (keysArray), beside the position it returns */
+let keysRead = 0;
+
+/** a record definition's keys at `at`: an array of strings, read in place (it is not a value); returns the position after it */
+function keysArray(b: Uint8Array, at: number): number {
+  const n = b.length;
+  let pos = at;
+  const t = rd8(b, pos++);
+  let k: number;
+  if (t >= 0x90 && t <= 0x9f) k = t & 0x0f;
+  else if (t === 0xdc) {
+    k = rd16(b, pos);
+    pos += 2;
+  } else if (t === 0xdd) {
+    k = rd32(b, pos);
+    pos += 4;
+  } else throw new Fail('msgpack_invalid', 'record definition without a key array', pos - 1);
+  if (k > n - pos) throw new Fail('msgpack_bad_length', `record definition declares ${k} keys`, pos);
+  for (let i = 0; i < k; i++) {
+    const s = rd8(b, pos++);
+    if (s >= 0xa0 && s <= 0xbf) pos = strAt(b, pos, s & 0x1f);
+    else if (s === 0xd9) {
+      const len = rd8(b, pos++);
+      pos = strAt(b, pos, len);
+    } else if (s === 0xda) {
+      const len = rd16(b, pos);
+      pos = strAt(b, pos + 2, len);
+    } else if (s === 0xdb) {
+      const len = rd32(b, pos);
+      pos = strAt(b, pos + 4, len);
+    } else throw new Fail('msgpack_invalid', 'record key is not a string', pos - 1);
+  }
+  keysRead = k;
+  return pos;
+}
+
+/** an extension's payload of `len` bytes at `at` (only timestamps are understood): the position after it */
+function extAt(b: Uint8Array, at: number, type: number, len: number): number {
+  const typeByte = type & 0xff;
+  if (typeByte === EXT_TIMESTAMP && (len === 4 || len === 8 || len === 12)) {
+    if (len > b.length - at) throw new Fail(len > b.length ? 'msgpack_bad_length' : 'msgpack_truncated', `a timestamp declares ${len} bytes, ${b.length - at} remain`, at);
+    return at + len;
+  }
+  throw new Fail('msgpack_invalid', `unsupported msgpack extension type ${typeByte > 127 ? typeByte - 256 : typeByte}`, at);
+}
+
+const twoKey = (id: number, high: number): number => (id < 32 ? -(id + (high << 5)) : id + (high << 5));
+
+/**
+ * One loop and no closures: `pos` and the counters stay in registers (a closure that captures them
+ * keeps them in a context object, a load and a store at every byte read). Each token's header is
+ * read by the switch, which says what follows — bytes to skip (a string's checked as UTF-8), or a
+ * container to open — and the shared code after it does that.
+ */
 function scan(b: Uint8Array, limits: PrescanLimits, spans: RecordSpans | undefined): void {
   const n = b.length;
   if (n === 0) throw new Fail('msgpack_truncated', 'empty frame', 0);
@@ -89,89 +167,18 @@ function scan(b: Uint8Array, limits: PrescanLimits, spans: RecordSpans | undefin
   const slot = new Int32Array(64).fill(-1);
   const second = new Uint8Array(64);
   let two: Map<number, number> | undefined;
-  const twoKey = (id: number, high: number): number => (id < 32 ? -(id + (high << 5)) : id + (high << 5));
-
-  const truncated = (what: string): Fail => new Fail('msgpack_truncated', `frame ends inside ${what}`, pos);
-  const u8 = (): number => {
-    if (pos >= n) throw truncated('a header');
-    return b[pos++]!;
-  };
-  const u16 = (): number => {
-    if (pos + 2 > n) throw truncated('a header');
-    const v = (b[pos]! << 8) | b[pos + 1]!;
-    pos += 2;
-    return v;
-  };
-  const u32 = (): number => {
-    if (pos + 4 > n) throw truncated('a header');
-    const v = b[pos]! * 0x1000000 + ((b[pos + 1]! << 16) | (b[pos + 2]! << 8) | b[pos + 3]!);
-    pos += 4;
-    return v;
-  };
-  const skip = (len: number, what: string): void => {
-    if (len > n - pos) throw new Fail(len > n ? 'msgpack_bad_length' : 'msgpack_truncated', `${what} declares ${len} bytes, ${n - pos} remain`, pos);
-    pos += len;
-  };
-  const str = (len: number): void => {
-    const start = pos;
-    skip(len, 'a string');
-    if (!utf8(b, start, pos)) throw new Fail('invalid_utf8', `string at offset ${start} is not valid UTF-8`, start);
-  };
-  const open = (count: number, what: string): void => {
-    if (count === 0) {
-      if (remaining.length === arrTop) {
-        // an empty array of records: nothing to note
-        spans!.count[arrKind] = 0;
-        arrTop = -1;
-      }
-      return;
-    }
-    need += count;
-    if (need > n - pos) throw new Fail('msgpack_bad_length', `${what} declares ${count} elements; ${n - pos} bytes remain for ${need} owed items`, pos);
-    total += count;
-    if (total > limits.maxElements) throw new Fail('msgpack_too_many_elements', `more than ${limits.maxElements} elements declared`, pos);
-    if (remaining.length > limits.maxDepth) throw new Fail('msgpack_too_deep', `nesting deeper than ${limits.maxDepth}`, pos);
-    remaining.push(count);
-  };
-  const keysArray = (): number => {
-    // a record definition's keys: an array of strings, read in place (it is not a value)
-    const t = u8();
-    let k: number;
-    if (t >= 0x90 && t <= 0x9f) k = t & 0x0f;
-    else if (t === 0xdc) k = u16();
-    else if (t === 0xdd) k = u32();
-    else throw new Fail('msgpack_invalid', 'record definition without a key array', pos - 1);
-    if (k > n - pos) throw new Fail('msgpack_bad_length', `record definition declares ${k} keys`, pos);
-    for (let i = 0; i < k; i++) {
-      const s = u8();
-      if (s >= 0xa0 && s <= 0xbf) str(s & 0x1f);
-      else if (s === 0xd9) str(u8());
-      else if (s === 0xda) str(u16());
-      else if (s === 0xdb) str(u32());
-      else throw new Fail('msgpack_invalid', 'record key is not a string', pos - 1);
-    }
-    return k;
-  };
-  const ext = (type: number, len: number): void => {
-    extSeen = true;
-    const typeByte = type & 0xff;
-    if (typeByte === EXT_TIMESTAMP && (len === 4 || len === 8 || len === 12)) return skip(len, 'a timestamp');
-    throw new Fail('msgpack_invalid', `unsupported msgpack extension type ${typeByte > 127 ? typeByte - 256 : typeByte}`, pos);
-  };
-
-  const endElement = (): void => {
-    spans!.end[el] = pos;
-    spans!.entries[el] = pairs;
-    spans!.plain[el] = pure;
-    el = -1;
-  };
 
   while (remaining.length > 0) {
     const top = remaining.length - 1;
     if (remaining[top] === 0) {
       remaining.pop();
       if (top === arrTop) {
-        if (el >= 0) endElement();
+        if (el >= 0) {
+          spans!.end[el] = pos;
+          spans!.entries[el] = pairs;
+          spans!.plain[el] = pure;
+          el = -1;
+        }
         spans!.count[arrKind] = spans!.used - spans!.first[arrKind]!;
         arrTop = -1;
       }
@@ -181,7 +188,11 @@ function scan(b: Uint8Array, limits: PrescanLimits, spans: RecordSpans | undefin
     need--;
     if (spans !== undefined) {
       if (top === arrTop) {
-        if (el >= 0) endElement();
+        if (el >= 0) {
+          spans.end[el] = pos;
+          spans.entries[el] = pairs;
+          spans.plain[el] = pure;
+        }
         el = spans.next();
         spans.start[el] = pos;
         pairs = 0;
@@ -200,7 +211,7 @@ function scan(b: Uint8Array, limits: PrescanLimits, spans: RecordSpans | undefin
             if (spans.first[keyKind] === -1) {
               spans.first[keyKind] = spans.used;
               arrKind = keyKind;
-              arrTop = remaining.length; // the array's own entry, once open() pushes it
+              arrTop = remaining.length; // the array's own entry, once it is opened below
             } else spans.count[keyKind] = -2;
           }
           keyKind = -1;
@@ -210,165 +221,223 @@ function scan(b: Uint8Array, limits: PrescanLimits, spans: RecordSpans | undefin
         topMap = (t0 >= 0x80 && t0 <= 0x8f) || t0 === 0xde || t0 === 0xdf;
       }
     }
-    const t = u8();
+    if (pos >= n) throw new Fail('msgpack_truncated', 'frame ends inside a header', pos);
+    const t = b[pos++]!;
+    // what the header says follows: `len` bytes (a string when `text`), or a container of `count` items
+    let len = -1;
+    let text = false;
+    let what = 'a string';
+    let count = -1;
     if (t <= 0x7f) {
-      if (t >= 0x40) {
-        const id = t & 0x3f;
-        const k = slot[id]!;
-        if (k >= 0) {
-          if (second[id] === 0) {
-            open(k, 'a record');
-            continue;
-          }
-          const high = u8();
-          const k2 = high === 0 ? k : two?.get(twoKey(id, high));
-          if (k2 === undefined) throw new Fail('msgpack_invalid', `record id ${id}/${high} is not defined`, pos - 1);
-          open(k2, 'a record');
-        }
+      if (t < 0x40) continue; // fixint
+      const id = t & 0x3f;
+      const k = slot[id]!;
+      if (k < 0) continue; // a fixint: no structure named by it
+      if (second[id] === 0) count = k;
+      else {
+        const high = rd8(b, pos++);
+        const k2 = high === 0 ? k : two?.get(twoKey(id, high));
+        if (k2 === undefined) throw new Fail('msgpack_invalid', `record id ${id}/${high} is not defined`, pos - 1);
+        count = k2;
       }
-      continue; // fixint
-    }
-    if (t <= 0x8f) {
+      what = 'a record';
+    } else if (t <= 0x8f) {
       if (el >= 0) pairs += t & 0x0f;
-      open((t & 0x0f) * 2, 'a map');
-      continue;
-    }
-    if (t <= 0x9f) {
-      open(t & 0x0f, 'an array');
-      continue;
-    }
-    if (t <= 0xbf) {
-      str(t & 0x1f);
-      continue;
-    }
-    if (t >= 0xe0) continue; // negative fixint
-    switch (t) {
-      case 0xc0:
-      case 0xc2:
-      case 0xc3:
-        continue;
-      case 0xc1:
-        throw new Fail('msgpack_invalid', 'byte 0xc1 is never used in msgpack', pos - 1);
-      case 0xc4:
-        pure = 0;
-        skip(u8(), 'a bin');
-        continue;
-      case 0xc5:
-        pure = 0;
-        skip(u16(), 'a bin');
-        continue;
-      case 0xc6:
-        pure = 0;
-        skip(u32(), 'a bin');
-        continue;
-      case 0xc7: {
-        const len = u8();
-        ext(u8(), len);
-        continue;
-      }
-      case 0xc8: {
-        const len = u16();
-        ext(u8(), len);
-        continue;
-      }
-      case 0xc9: {
-        const len = u32();
-        ext(u8(), len);
-        continue;
-      }
-      case 0xca:
-        pure = 0;
-        skip(4, 'a float32');
-        continue;
-      case 0xcb:
-        // NaN, ±Infinity and -0 read back as themselves from msgpack but as null and 0 from JSON
-        if (pos + 8 <= n && (((b[pos]! & 0x7f) === 0x7f && b[pos + 1]! >= 0xf0) || (b[pos] === 0x80 && isZeroTail(b, pos)))) pure = 0;
-        skip(8, 'a float64');
-        continue;
-      case 0xcc:
-      case 0xd0:
-        skip(1, 'an int');
-        continue;
-      case 0xcd:
-      case 0xd1:
-        skip(2, 'an int');
-        continue;
-      case 0xce:
-      case 0xd2:
-        skip(4, 'an int');
-        continue;
-      case 0xcf:
-      case 0xd3:
-        skip(8, 'an int');
-        continue;
-      case 0xd4: {
-        const type = u8();
-        if (type === EXT_RECORD) {
+      count = (t & 0x0f) * 2;
+      what = 'a map';
+    } else if (t <= 0x9f) {
+      count = t & 0x0f;
+      what = 'an array';
+    } else if (t <= 0xbf) {
+      len = t & 0x1f;
+      text = true;
+    } else if (t >= 0xe0) continue; // negative fixint
+    else {
+      switch (t) {
+        case 0xc0:
+        case 0xc2:
+        case 0xc3:
+          continue;
+        case 0xc1:
+          throw new Fail('msgpack_invalid', 'byte 0xc1 is never used in msgpack', pos - 1);
+        case 0xc4:
+          pure = 0;
+          len = rd8(b, pos);
+          pos += 1;
+          what = 'a bin';
+          break;
+        case 0xc5:
+          pure = 0;
+          len = rd16(b, pos);
+          pos += 2;
+          what = 'a bin';
+          break;
+        case 0xc6:
+          pure = 0;
+          len = rd32(b, pos);
+          pos += 4;
+          what = 'a bin';
+          break;
+        case 0xc7: {
+          const l = rd8(b, pos);
+          const type = rd8(b, pos + 1);
+          pos += 2;
           extSeen = true;
-          const id = u8() & 0x3f;
-          const k = keysArray();
-          slot[id] = k;
-          second[id] = 0;
-          open(k, 'a record');
+          pos = extAt(b, pos, type, l);
           continue;
         }
-        ext(type, 1);
-        continue;
-      }
-      case 0xd5: {
-        const type = u8();
-        if (type === EXT_RECORD) {
+        case 0xc8: {
+          const l = rd16(b, pos);
+          const type = rd8(b, pos + 2);
+          pos += 3;
           extSeen = true;
-          const id = u8() & 0x3f;
-          const high = u8();
-          const k = keysArray();
-          if (high === 0) {
-            slot[id] = k;
-            second[id] = 1;
-          } else (two ??= new Map()).set(twoKey(id, high), k);
-          open(k, 'a record');
+          pos = extAt(b, pos, type, l);
           continue;
         }
-        ext(type, 2);
-        continue;
-      }
-      case 0xd6:
-        ext(u8(), 4);
-        continue;
-      case 0xd7:
-        ext(u8(), 8);
-        continue;
-      case 0xd8:
-        ext(u8(), 16);
-        continue;
-      case 0xd9:
-        str(u8());
-        continue;
-      case 0xda:
-        str(u16());
-        continue;
-      case 0xdb:
-        str(u32());
-        continue;
-      case 0xdc:
-        open(u16(), 'an array16');
-        continue;
-      case 0xdd:
-        open(u32(), 'an array32');
-        continue;
-      case 0xde: {
-        const k = u16();
-        if (el >= 0) pairs += k;
-        open(k * 2, 'a map16');
-        continue;
-      }
-      case 0xdf: {
-        const k = u32();
-        if (el >= 0) pairs += k;
-        open(k * 2, 'a map32');
-        continue;
+        case 0xc9: {
+          const l = rd32(b, pos);
+          const type = rd8(b, pos + 4);
+          pos += 5;
+          extSeen = true;
+          pos = extAt(b, pos, type, l);
+          continue;
+        }
+        case 0xca:
+          pure = 0;
+          len = 4;
+          what = 'a float32';
+          break;
+        case 0xcb:
+          // NaN, ±Infinity and -0 read back as themselves from msgpack but as null and 0 from JSON
+          if (pos + 8 <= n && (((b[pos]! & 0x7f) === 0x7f && b[pos + 1]! >= 0xf0) || (b[pos] === 0x80 && isZeroTail(b, pos)))) pure = 0;
+          len = 8;
+          what = 'a float64';
+          break;
+        case 0xcc:
+        case 0xd0:
+          len = 1;
+          what = 'an int';
+          break;
+        case 0xcd:
+        case 0xd1:
+          len = 2;
+          what = 'an int';
+          break;
+        case 0xce:
+        case 0xd2:
+          len = 4;
+          what = 'an int';
+          break;
+        case 0xcf:
+        case 0xd3:
+          len = 8;
+          what = 'an int';
+          break;
+        case 0xd4: {
+          const type = rd8(b, pos++);
+          extSeen = true;
+          if (type === EXT_RECORD) {
+            const id = rd8(b, pos++) & 0x3f;
+            pos = keysArray(b, pos);
+            slot[id] = keysRead;
+            second[id] = 0;
+            count = keysRead;
+            what = 'a record';
+            break;
+          }
+          pos = extAt(b, pos, type, 1);
+          continue;
+        }
+        case 0xd5: {
+          const type = rd8(b, pos++);
+          extSeen = true;
+          if (type === EXT_RECORD) {
+            const id = rd8(b, pos++) & 0x3f;
+            const high = rd8(b, pos++);
+            pos = keysArray(b, pos);
+            if (high === 0) {
+              slot[id] = keysRead;
+              second[id] = 1;
+            } else (two ??= new Map()).set(twoKey(id, high), keysRead);
+            count = keysRead;
+            what = 'a record';
+            break;
+          }
+          pos = extAt(b, pos, type, 2);
+          continue;
+        }
+        case 0xd6:
+        case 0xd7:
+        case 0xd8: {
+          const type = rd8(b, pos++);
+          extSeen = true;
+          pos = extAt(b, pos, type, t === 0xd6 ? 4 : t === 0xd7 ? 8 : 16);
+          continue;
+        }
+        case 0xd9:
+          len = rd8(b, pos);
+          pos += 1;
+          text = true;
+          break;
+        case 0xda:
+          len = rd16(b, pos);
+          pos += 2;
+          text = true;
+          break;
+        case 0xdb:
+          len = rd32(b, pos);
+          pos += 4;
+          text = true;
+          break;
+        case 0xdc:
+          count = rd16(b, pos);
+          pos += 2;
+          what = 'an array16';
+          break;
+        case 0xdd:
+          count = rd32(b, pos);
+          pos += 4;
+          what = 'an array32';
+          break;
+        case 0xde: {
+          const k = rd16(b, pos);
+          pos += 2;
+          if (el >= 0) pairs += k;
+          count = k * 2;
+          what = 'a map16';
+          break;
+        }
+        case 0xdf: {
+          const k = rd32(b, pos);
+          pos += 4;
+          if (el >= 0) pairs += k;
+          count = k * 2;
+          what = 'a map32';
+          break;
+        }
       }
     }
+    if (len >= 0) {
+      if (len > n - pos) throw new Fail(len > n ? 'msgpack_bad_length' : 'msgpack_truncated', `${what} declares ${len} bytes, ${n - pos} remain`, pos);
+      if (text && !utf8(b, pos, pos + len)) throw new Fail('invalid_utf8', `string at offset ${pos} is not valid UTF-8`, pos);
+      pos += len;
+      continue;
+    }
+    // a container of `count` owed items
+    if (count === 0) {
+      if (remaining.length === arrTop) {
+        // an empty array of records: nothing to note
+        spans!.count[arrKind] = 0;
+        arrTop = -1;
+      }
+      continue;
+    }
+    need += count;
+    if (need > n - pos) throw new Fail('msgpack_bad_length', `${what} declares ${count} elements; ${n - pos} bytes remain for ${need} owed items`, pos);
+    total += count;
+    if (total > limits.maxElements) throw new Fail('msgpack_too_many_elements', `more than ${limits.maxElements} elements declared`, pos);
+    if (remaining.length > limits.maxDepth) throw new Fail('msgpack_too_deep', `nesting deeper than ${limits.maxDepth}`, pos);
+    remaining.push(count);
   }
   if (pos !== n) throw new Fail('msgpack_invalid', `${n - pos} bytes after the top-level item`, pos);
   // an extension anywhere (a record definition above all) may change how an element's bytes read
