@@ -1,11 +1,12 @@
 /**
  * Pre-encoded PROTOCOL v1 frames for the load producers. The producer must never be the
  * bottleneck, so every batch frame is encoded once and only its `seq` and `sent_at` are patched in
- * place before each send. Plain msgpack maps, as the extension sends them (its transport packs
- * with msgpackr's `pack`; the worker stores such records as their own bytes, process.ts):
+ * place before each send. msgpackr's record extension, as the extension packs its batches (the
+ * worker stores such records as their own bytes, with their structures' definitions spliced in):
  *
- *   8N a1 "t" a5 "batch" a3 "seq" ce <seq: u32 BE> a7 "sent_at" cb <sent_at: f64 BE> ...records...
- *                                    ^ seqOffset                 ^ sentAtOffset
+ *   d4 72 .. [record def: t, seq, sent_at, tab_id, page_url, logs, network, ws_events, actions]
+ *   a5 "batch"  ce <seq: u32 BE>  cb <sent_at: f64 BE>  ...records...
+ *               ^ seqOffset       ^ sentAtOffset
  *
  * Seqs start at 1_000_000 so they always fit the fixed-width uint32 form (0xce) msgpackr picks
  * for values in [65536, 2^32); every frame has the same top-level keys, so the offsets are the
@@ -190,7 +191,7 @@ function findUnique(buf: Uint8Array, needle: Uint8Array): number {
 
 export function buildFramePool(seed = 42, count = POOL_FRAMES, mixKind: Mix = 'mixed'): FramePool {
   const r = prng(seed);
-  const packr = new Packr({ useRecords: false });
+  const packr = new Packr({ useRecords: true });
   const seqNeedle = Buffer.alloc(5);
   seqNeedle[0] = 0xce;
   seqNeedle.writeUInt32BE(SEQ_MARK, 1);

@@ -1,12 +1,12 @@
 /**
- * A real WebSocket producer speaking PROTOCOL.md v1: plain msgpack maps, as the extension packs
- * them (msgpackr's `pack`), so its records are stored as their own bytes when nothing changes them.
+ * A real WebSocket producer speaking PROTOCOL.md v1: batches in msgpackr's record extension, as
+ * the extension packs them, so its records are stored as their own bytes when nothing changes them.
  */
 import WebSocket from 'ws';
 import { Packr, unpack } from 'msgpackr';
 import { nonce, producerProof, serverProof } from '../../src/pairing/index.js';
 
-const packr = new Packr({ useRecords: false });
+const packr = new Packr({ useRecords: true });
 
 export type ServerFrame = Record<string, unknown> & { t: string };
 

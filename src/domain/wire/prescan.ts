@@ -88,9 +88,11 @@ function strAt(b: Uint8Array, at: number, len: number): number {
 
 /** the keys a record definition's key array declared (keysArray), beside the position it returns */
 let keysRead = 0;
+/** with keysArray's `noteKinds`: per key (the first 64), the kind it names, else -1 (a frame written as a record) */
+const topKinds = new Int8Array(64);
 
 /** a record definition's keys at `at`: an array of strings, read in place (it is not a value); returns the position after it */
-function keysArray(b: Uint8Array, at: number): number {
+function keysArray(b: Uint8Array, at: number, noteKinds = false): number {
   const n = b.length;
   let pos = at;
   const t = rd8(b, pos++);
@@ -106,6 +108,7 @@ function keysArray(b: Uint8Array, at: number): number {
   if (k > n - pos) throw new Fail('msgpack_bad_length', `record definition declares ${k} keys`, pos);
   for (let i = 0; i < k; i++) {
     const s = rd8(b, pos++);
+    if (noteKinds && i < topKinds.length) topKinds[i] = s >= 0xa0 && s <= 0xbf && pos + (s & 0x1f) <= n ? kindOfKey(b, pos, s & 0x1f) : -1;
     if (s >= 0xa0 && s <= 0xbf) pos = strAt(b, pos, s & 0x1f);
     else if (s === 0xd9) {
       const len = rd8(b, pos++);
@@ -160,6 +163,13 @@ function scan(b: Uint8Array, limits: PrescanLimits, spans: RecordSpans | undefin
   let pairs = 0;
   let pure = 1;
   let extSeen = false;
+  // a frame written as a record: its keys are in its definition, its values follow in order
+  let topRecord = false;
+  let topCount = 0;
+  // structures the spans cannot follow (two-byte ids, an id defined twice): no element is kept
+  let refuse = false;
+  // per structure id, the element that last named or defined it (its first naming is spliced)
+  const refSeen = spans !== undefined ? new Int32Array(64).fill(-1) : undefined;
   // Mirrors msgpackr's structure table: slot[id] holds the values count of the structure a byte
   // 0x40|id names (-1 none); `second[id]` = that slot was defined by a two-byte definition with
   // high byte 0, so a reference reads one more byte choosing among two-byte ids (kept in `two`,
@@ -196,29 +206,39 @@ function scan(b: Uint8Array, limits: PrescanLimits, spans: RecordSpans | undefin
         el = spans.next();
         spans.start[el] = pos;
         pairs = 0;
-        // an element that is not a map (a record never is anything else) is never verbatim
+        // an element that is not an object (a map, a structure's definition or a byte naming one) is never verbatim
         const t0 = b[pos]!;
-        pure = (t0 >= 0x80 && t0 <= 0x8f) || t0 === 0xde || t0 === 0xdf ? 1 : 0;
-      } else if (top === 1 && topMap) {
-        if ((left & 1) === 1) {
+        const names = t0 >= 0x40 && t0 <= 0x7f && slot[t0 & 0x3f]! >= 0 && second[t0 & 0x3f] === 0;
+        pure = (t0 >= 0x80 && t0 <= 0x8f) || t0 === 0xde || t0 === 0xdf || names || (t0 === 0xd4 && b[pos + 1] === EXT_RECORD) ? 1 : 0;
+      } else if (top === 1 && (topMap || topRecord)) {
+        let kindHere = -1;
+        if (topRecord) {
+          // the i-th value of the frame's record: the kind its i-th key named
+          const i = topCount - 1 - left;
+          kindHere = i < topKinds.length ? topKinds[i]! : -1;
+        } else if ((left & 1) === 1) {
           // a key of the top-level map: a kind's name?
           const t0 = b[pos]!;
           keyKind = t0 >= 0xa0 && t0 <= 0xbf && pos + 1 + (t0 & 0x1f) <= n ? kindOfKey(b, pos + 1, t0 & 0x1f) : -1;
-        } else if (keyKind >= 0) {
+        } else {
+          kindHere = keyKind;
+          keyKind = -1;
+        }
+        if (kindHere >= 0) {
           // its value: an array of records opens below (a second array of the same kind: neither is used)
           const t0 = b[pos]!;
           if ((t0 >= 0x90 && t0 <= 0x9f) || t0 === 0xdc || t0 === 0xdd) {
-            if (spans.first[keyKind] === -1) {
-              spans.first[keyKind] = spans.used;
-              arrKind = keyKind;
+            if (spans.first[kindHere] === -1) {
+              spans.first[kindHere] = spans.used;
+              arrKind = kindHere;
               arrTop = remaining.length; // the array's own entry, once it is opened below
-            } else spans.count[keyKind] = -2;
+            } else spans.count[kindHere] = -2;
           }
-          keyKind = -1;
         }
       } else if (top === 0) {
         const t0 = b[pos]!;
         topMap = (t0 >= 0x80 && t0 <= 0x8f) || t0 === 0xde || t0 === 0xdf;
+        topRecord = t0 === 0xd4 && b[pos + 1] === EXT_RECORD;
       }
     }
     if (pos >= n) throw new Fail('msgpack_truncated', 'frame ends inside a header', pos);
@@ -233,13 +253,21 @@ function scan(b: Uint8Array, limits: PrescanLimits, spans: RecordSpans | undefin
       const id = t & 0x3f;
       const k = slot[id]!;
       if (k < 0) continue; // a fixint: no structure named by it
-      if (second[id] === 0) count = k;
-      else {
+      if (second[id] === 0) {
+        count = k;
+        if (el >= 0 && refSeen![id] !== el && spans!.defStart[id]! < spans!.start[el]!) {
+          // the element's first use of a structure defined before it: stored with the definition in its place
+          spans!.splice(el, pos - 1, id);
+          refSeen![id] = el;
+        }
+      } else {
         const high = rd8(b, pos++);
         const k2 = high === 0 ? k : two?.get(twoKey(id, high));
         if (k2 === undefined) throw new Fail('msgpack_invalid', `record id ${id}/${high} is not defined`, pos - 1);
         count = k2;
+        pure = 0;
       }
+      if (el >= 0) pairs += count;
       what = 'a record';
     } else if (t <= 0x8f) {
       if (el >= 0) pairs += t & 0x0f;
@@ -334,17 +362,29 @@ function scan(b: Uint8Array, limits: PrescanLimits, spans: RecordSpans | undefin
           what = 'an int';
           break;
         case 0xd4: {
+          const defAt = pos - 1;
           const type = rd8(b, pos++);
-          extSeen = true;
           if (type === EXT_RECORD) {
             const id = rd8(b, pos++) & 0x3f;
-            pos = keysArray(b, pos);
+            pos = keysArray(b, pos, top === 0 && spans !== undefined);
+            // an id defined twice names another shape after the second definition than before it
+            if (slot[id]! >= 0) refuse = true;
             slot[id] = keysRead;
             second[id] = 0;
+            if (spans !== undefined) {
+              spans.defStart[id] = defAt;
+              spans.defEnd[id] = pos;
+              if (el >= 0) {
+                pairs += keysRead;
+                refSeen![id] = el;
+              }
+            }
+            if (top === 0) topCount = keysRead;
             count = keysRead;
             what = 'a record';
             break;
           }
+          extSeen = true;
           pos = extAt(b, pos, type, 1);
           continue;
         }
@@ -440,8 +480,8 @@ function scan(b: Uint8Array, limits: PrescanLimits, spans: RecordSpans | undefin
     remaining.push(count);
   }
   if (pos !== n) throw new Fail('msgpack_invalid', `${n - pos} bytes after the top-level item`, pos);
-  // an extension anywhere (a record definition above all) may change how an element's bytes read
-  if (extSeen) spans?.refuseAll();
+  // any other extension anywhere may change how an element's bytes read
+  if (extSeen || refuse) spans?.refuseAll();
 }
 
 /** the 7 bytes after a float64's first are all zero (with a first byte 0x80: -0) */

@@ -6,56 +6,87 @@
  * the copy it decoded, whose offsets are the same.
  *
  * A span says only what the bytes alone can say; the rest of the proof is process.ts's:
- *   - `plain`: the element is a map and holds nothing but maps, arrays, strings, ints, nil,
- *     booleans and finite float64 other than -0 — no bin, no extension (a record-extension
- *     reference is not self-contained), no float32 — so decoding its bytes alone gives what
- *     decoding the frame gave;
- *   - `entries`: the key-value pairs of every map in the element. A decoded object holds fewer
- *     keys than its map declared pairs only when a key repeats (the last value wins), and then the
+ *   - `plain`: the element is a map or a msgpackr record and holds nothing but maps, records,
+ *     arrays, strings, ints, nil, booleans and finite float64 other than -0 — no bin, no other
+ *     extension, no float32 — so decoding its stored bytes alone gives what decoding the frame gave;
+ *   - `entries`: the key-value pairs of every map and record in the element. A decoded object holds
+ *     fewer keys than were declared only when a key repeats (the last value wins), and then the
  *     bytes hold a value nothing downstream ever looked at: comparing this count with the decoded
  *     record's keys refuses it.
+ *
+ * msgpackr's record extension writes an object's keys once, at the structure's first use
+ * (`d4 72 <id> [keys] values…`), and later objects of that shape as a byte naming it (`0x40|id`
+ * values…). An element that names a structure defined before it is stored with its first such
+ * byte replaced by the definition (a splice), so the stored bytes decode on their own. Frames whose
+ * structures are not this plain are refused whole: two-byte structure ids, an id defined twice.
  * One span table per thread, reused frame after frame (no allocation per frame).
  */
 import { KIND_COUNT } from '../kinds.js';
+
+/** msgpackr's one-byte structure ids: 0x40–0x7f */
+const IDS = 64;
 
 export class RecordSpans {
   /** the frame the offsets are into: the decoder's own copy (decode.ts), valid until the next frame */
   bytes: Uint8Array = new Uint8Array(0);
   /** per kind id: where its elements start in the tables below, -1 when the frame has no array of it */
   readonly first = new Int32Array(KIND_COUNT);
-  /** per kind id: its element count, or -1 when no element may be used (its key twice, or the frame uses an extension) */
+  /** per kind id: its element count, or -1 when no element may be used (its key twice, or the frame's extensions) */
   readonly count = new Int32Array(KIND_COUNT);
+  /** per structure id: where its definition (`d4 72 id [keys]`, without the values) starts and ends, -1 none */
+  readonly defStart = new Int32Array(IDS);
+  readonly defEnd = new Int32Array(IDS);
   start = new Int32Array(256);
   end = new Int32Array(256);
   entries = new Int32Array(256);
   plain = new Uint8Array(256);
+  /** per element: its splices, [spliceFirst, spliceFirst + spliceN) in the two tables after */
+  spliceFirst = new Int32Array(256);
+  spliceN = new Int32Array(256);
+  /** a splice: the position of a byte naming a structure, and the structure's id */
+  spliceAt = new Int32Array(64);
+  spliceId = new Uint8Array(64);
   /** elements noted so far in this frame */
   used = 0;
+  splices = 0;
 
   reset(): void {
     this.first.fill(-1);
     this.count.fill(-1);
+    this.defStart.fill(-1);
     this.used = 0;
+    this.splices = 0;
   }
 
   /** room for one more element; returns its index */
   next(): number {
     const i = this.used++;
     if (i >= this.start.length) {
-      const grow = <T extends Int32Array | Uint8Array>(a: T, make: (n: number) => T): T => {
-        const b = make(a.length * 2);
-        b.set(a);
-        return b;
-      };
-      this.start = grow(this.start, (n) => new Int32Array(n));
-      this.end = grow(this.end, (n) => new Int32Array(n));
-      this.entries = grow(this.entries, (n) => new Int32Array(n));
-      this.plain = grow(this.plain, (n) => new Uint8Array(n));
+      this.start = grow(this.start);
+      this.end = grow(this.end);
+      this.entries = grow(this.entries);
+      this.plain = grow(this.plain);
+      this.spliceFirst = grow(this.spliceFirst);
+      this.spliceN = grow(this.spliceN);
     }
+    this.spliceFirst[i] = this.splices;
+    this.spliceN[i] = 0;
     return i;
   }
 
-  /** no element of any kind may be stored verbatim (the frame uses an extension) */
+  /** element `row`'s byte at `at` names structure `id`, defined before the element: its definition goes there */
+  splice(row: number, at: number, id: number): void {
+    const k = this.splices++;
+    if (k >= this.spliceAt.length) {
+      this.spliceAt = grow(this.spliceAt);
+      this.spliceId = grow(this.spliceId);
+    }
+    this.spliceAt[k] = at;
+    this.spliceId[k] = id;
+    this.spliceN[row]!++;
+  }
+
+  /** no element of any kind may be stored verbatim */
   refuseAll(): void {
     this.count.fill(-1);
   }
@@ -67,4 +98,42 @@ export class RecordSpans {
     const at = this.first[kind]! + i;
     return this.plain[at] === 1 ? at : -1;
   }
+
+  /** how many bytes the element is stored as */
+  size(row: number): number {
+    let n = this.end[row]! - this.start[row]!;
+    const from = this.spliceFirst[row]!;
+    for (let s = from; s < from + this.spliceN[row]!; s++) {
+      const id = this.spliceId[s]!;
+      n += this.defEnd[id]! - this.defStart[id]! - 1;
+    }
+    return n;
+  }
+
+  /** writes the element as stored into `out` at `at`; returns how many bytes */
+  write(row: number, out: Uint8Array, at: number): number {
+    const b = this.bytes;
+    const end = this.end[row]!;
+    let cur = this.start[row]!;
+    let to = at;
+    const from = this.spliceFirst[row]!;
+    for (let s = from; s < from + this.spliceN[row]!; s++) {
+      const pos = this.spliceAt[s]!;
+      const id = this.spliceId[s]!;
+      out.set(b.subarray(cur, pos), to);
+      to += pos - cur;
+      out.set(b.subarray(this.defStart[id]!, this.defEnd[id]!), to);
+      to += this.defEnd[id]! - this.defStart[id]!;
+      // the definition stands for the byte that named the structure; the values follow it
+      cur = pos + 1;
+    }
+    out.set(b.subarray(cur, end), to);
+    return to + (end - cur) - at;
+  }
+}
+
+function grow<T extends Int32Array | Uint8Array>(a: T): T {
+  const b = new (a.constructor as new (n: number) => T)(a.length * 2);
+  b.set(a);
+  return b;
 }

@@ -8,7 +8,7 @@
  * spans (the JSON path for every record).
  */
 import { isDeepStrictEqual } from 'node:util';
-import { pack } from 'msgpackr';
+import { Packr, pack } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
 import { batchRecords, prng } from '../../../bench/load/frames.js';
 import { Detector } from '../../../src/domain/alerts/detect.js';
@@ -72,11 +72,18 @@ function expectSameRecords(r: { verbatim: StagedRecord[]; json: StagedRecord[] }
   return kept;
 }
 
-const frame = (arrays: Record<string, unknown>): Uint8Array => pack({ t: 'batch', seq: 1, sent_at: 2, tab_id: 3, page_url: 'http://app.test/page', ...arrays });
+const batch = (arrays: Record<string, unknown>): Record<string, unknown> => ({ t: 'batch', seq: 1, sent_at: 2, tab_id: 3, page_url: 'http://app.test/page', ...arrays });
+const records = new Packr({ useRecords: true });
+const FORMS: Array<[string, (v: unknown) => Uint8Array]> = [
+  ['plain maps', (v) => pack(v)],
+  ['the record extension', (v) => records.pack(v)],
+];
 const log = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({ ts: 1_764_000_000_000, level: 'log', type: 'console', message: 'hello', url: 'http://app.test/page', ...extra });
 const isVerbatim = (r: StagedRecord): boolean => ((r.flags ?? 0) & REC_MSGPACK) !== 0;
 
-describe('records stored as their producer’s bytes', () => {
+describe.each(FORMS)('records stored as their producer’s bytes, frames in %s', (_form, encode) => {
+  const frame = (arrays: Record<string, unknown>): Uint8Array => encode(batch(arrays));
+
   it('keeps every record of the bench mix as its bytes, reading back as the JSON path stores it', () => {
     const r = prng(21);
     for (let b = 0; b < 20; b++) expect(expectSameRecords(both(frame({ ...batchRecords(r) })))).toBe(100);
@@ -116,7 +123,7 @@ describe('records stored as their producer’s bytes', () => {
   });
 
   it('adds an error’s signature to its bytes as the map’s last pair, as JSON would have it, in every map header form', () => {
-    const r = both(frame({ logs: [log({ level: 'error', message: 'TypeError: boom' }), log({ type: 'exception', level: 'error', message: 'ReferenceError: x is not defined', stack: 'at f (http://app.test/a.js:1:2)' })] }), true);
+    const r = both(pack(batch({ logs: [log({ level: 'error', message: 'TypeError: boom' }), log({ type: 'exception', level: 'error', message: 'ReferenceError: x is not defined', stack: 'at f (http://app.test/a.js:1:2)' })] })), true);
     expect(r.verbatim.map(isVerbatim)).toEqual([true, true]);
     expectSameRecords(r);
     for (const v of r.verbatim) {
@@ -175,5 +182,28 @@ describe('records stored as their producer’s bytes', () => {
     // most are kept as bytes, and many are not
     expect(kept).toBeGreaterThan(total / 4);
     expect(kept).toBeLessThan(total);
+  });
+});
+
+describe('records of the record extension', () => {
+  it('stores an error as JSON: its signature cannot join a structure in place', () => {
+    const r = both(records.pack(batch({ logs: [log({ level: 'error', message: 'TypeError: boom' }), log()] })), true);
+    expect(r.verbatim.map(isVerbatim)).toEqual([false, true]);
+    expectSameRecords(r);
+    expect(readStoredRecord(r.verbatim[0]!.payload)).toHaveProperty('_sig');
+  });
+
+  it('never stores the bytes of a record whose structure repeats a key', () => {
+    const key = (k: string) => pack(k);
+    // d4 72 40 [ts, level, type, message, message, url] values: the first message is in the bytes only
+    const def = Buffer.concat([Buffer.from([0xd4, 0x72, 0x40, 0x96]), key('ts'), key('level'), key('type'), key('message'), key('message'), key('url')]);
+    const rec = Buffer.concat([def, pack(1_764_000_000_000), pack('log'), pack('console'), pack('sk_live_51HIDDENSECRETVALUE000'), pack('fine'), pack('http://app.test/')]);
+    // the same structure named again by its byte: the repeat travels with it
+    const again = Buffer.concat([Buffer.from([0x40]), pack(1_764_000_000_001), pack('log'), pack('console'), pack('sk_live_51HIDDENSECRETVALUE001'), pack('fine'), pack('http://app.test/')]);
+    const clean = Buffer.concat([Buffer.from([0x85]), key('ts'), pack(1_764_000_000_000), key('level'), pack('log'), key('type'), pack('console'), key('message'), pack('m'), key('url'), pack('http://app.test/')]);
+    const bytes = Buffer.concat([Buffer.from([0x85]), key('t'), pack('batch'), key('seq'), pack(1), key('sent_at'), pack(2), key('page_url'), pack('http://app.test/'), key('logs'), Buffer.from([0x93]), rec, again, clean]);
+    const { verbatim } = both(bytes);
+    expect(verbatim.map(isVerbatim)).toEqual([false, false, true]);
+    expect(verbatim.map((r) => Buffer.from(r.payload).toString()).join('\n')).not.toContain('HIDDENSECRET');
   });
 });

@@ -1,8 +1,10 @@
 /**
- * The pre-scan's record spans (record-spans.ts): for every element it calls plain, its bytes alone
- * decode to exactly the element the whole frame decoded to, and its pair count is the keys of every
- * map in it. It calls nothing plain that could read back otherwise: bin, float32, NaN, ±Infinity,
- * -0, any extension in the frame (a record definition above all), a kind's array given twice.
+ * The pre-scan's record spans (record-spans.ts): for every element it calls plain, its bytes as
+ * stored (a record-extension element with the definitions of the structures it names spliced in)
+ * decode on their own to exactly the element the whole frame decoded to, and its pair count is the
+ * keys of every map and record in it. It calls nothing plain that could read back otherwise: bin,
+ * float32, NaN, ±Infinity, -0, any other extension in the frame, two-byte structure ids, an id
+ * defined twice, a kind's array given twice.
  */
 import { isDeepStrictEqual } from 'node:util';
 import { pack, Packr, Unpackr } from 'msgpackr';
@@ -46,12 +48,20 @@ function checkAgainstDecode(bytes: Uint8Array): { plain: number; refused: number
         continue;
       }
       plain++;
-      const alone = unpackr.unpack(spans.bytes.subarray(spans.start[row]!, spans.end[row]!));
+      const alone = unpackr.unpack(stored(spans, row));
       expect(isDeepStrictEqual(alone, arr[i])).toBe(true);
       expect(spans.entries[row]).toBe(keys(arr[i]));
     }
   }
   return { plain, refused };
+}
+
+/** an element as it would be stored */
+function stored(spans: RecordSpans, row: number): Uint8Array {
+  const out = new Uint8Array(spans.size(row) + 5);
+  const n = spans.write(row, out, 5);
+  expect(n).toBe(spans.size(row));
+  return out.subarray(5, 5 + n);
 }
 
 const frame = (arrays: Record<string, unknown>): Record<string, unknown> => ({ t: 'batch', seq: 1, sent_at: 2, tab_id: 3, page_url: 'http://app.test/', ...arrays });
@@ -64,12 +74,32 @@ describe('record spans from the pre-scan', () => {
     expect(plain).toBe(40 * 100);
   });
 
-  it('notes nothing in a frame written with the record extension: its elements name structures defined elsewhere', () => {
-    const bytes = new Packr({ useRecords: true }).pack(frame({ ...batchRecords(prng(4)) }));
-    expect(checkAgainstDecode(bytes)).toMatchObject({ plain: 0 });
+  it('finds every record of record-extension frames, stored with the definitions of the structures they name', () => {
+    const packr = new Packr({ useRecords: true });
+    const r = prng(4);
+    let plain = 0;
+    for (let b = 0; b < 40; b++) plain += checkAgainstDecode(packr.pack(frame({ ...batchRecords(r) }))).plain;
+    expect(plain).toBe(40 * 100);
+    // a later element names a structure an earlier one defined: a splice, and it reads back alone
+    const spans = new RecordSpans();
+    decodeFrame(packr.pack(frame({ logs: [{ ts: 1, level: 'log', type: 'console', message: 'a', args: [{ x: 1 }] }, { ts: 2, level: 'log', type: 'console', message: 'b', args: [{ x: 2 }] }] })), limits, spans);
+    const second = spans.row(kindId('logs'), 1);
+    expect(spans.spliceN[second]).toBe(2);
+    expect(unpackr.unpack(stored(spans, second))).toEqual({ ts: 2, level: 'log', type: 'console', message: 'b', args: [{ x: 2 }] });
+  });
+
+  it('notes nothing in a frame whose structures it cannot follow: two-byte ids, an id defined twice, another extension', () => {
+    // more shapes than one-byte ids: msgpackr goes on with two-byte ones
+    const many = new Packr({ useRecords: true, maxOwnStructures: 1000 }).pack(frame({ logs: Array.from({ length: 80 }, (_, i) => ({ ts: i, level: 'log', type: 'console', message: 'm', [`k${i}`]: i })) }));
+    expect(checkAgainstDecode(many)).toMatchObject({ plain: 0 });
+    // the same id defined twice, by hand: [d4 72 40 [a] 1, d4 72 40 [b] 2] as two records
+    const def = (key: string, v: number) => Buffer.concat([Buffer.from([0xd4, 0x72, 0x40, 0x91]), pack(key), pack(v)]);
+    const twice = Buffer.concat([Buffer.from([0x83]), pack('t'), pack('batch'), pack('seq'), pack(1), pack('logs'), Buffer.from([0x92]), def('message', 1), def('level', 2)]);
+    const spans = new RecordSpans();
+    expect(prescanMsgpack(twice, limits, spans).ok).toBe(true);
+    expect(spans.row(kindId('logs'), 0)).toBe(-1);
     // a timestamp extension outside the records refuses them all the same
     const withDate = pack({ ...frame({ logs: [{ ts: 1, level: 'log', type: 'console', message: 'm' }] }), when: new Date(5) });
-    const spans = new RecordSpans();
     expect(prescanMsgpack(withDate, limits, spans).ok).toBe(true);
     expect(spans.row(kindId('logs'), 0)).toBe(-1);
   });
