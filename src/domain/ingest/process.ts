@@ -243,7 +243,13 @@ const BOUNDARY = '},{"ts":';
 export function encodeRecords(kindId: number, recs: ReadonlyArray<{ ts: number } & Classifiable>, tab: number, into: StagedRecord[], spans?: RecordSpans): void {
   if (spans !== undefined) {
     let kept = 0;
-    for (let j = 0; j < recs.length; j++) if (verbatim[j]! >= 0) kept++;
+    for (let j = 0; j < recs.length; j++) {
+      const row = verbatim[j]!;
+      if (row < 0) continue;
+      // detection gave an error its signature: a map takes it as one more pair, a msgpackr record cannot
+      if ((recs[j] as { _sig?: number })._sig !== undefined && !spans.isMap(row)) verbatim[j] = -1;
+      else kept++;
+    }
     if (kept > 0) return encodeMixed(kindId, recs, tab, into, spans, kept);
   }
   encodeJson(kindId, recs, tab, into);
