@@ -336,14 +336,22 @@ export function resetStaging(): void {
   stagingPos = 0;
 }
 
+/**
+ * Room for `len` bytes at `stagingPos`: true when there is (a fresh staging buffer if the current
+ * one is full), false when `len` does not fit and is over a quarter of the buffer — the caller
+ * gives it a buffer of its own, leaving the staging buffer to the rest of the batch.
+ */
+function room(len: number): boolean {
+  if (stagingPos + len <= staging.length) return true;
+  if (len > staging.length / 4) return false;
+  // Earlier records of this batch still point into the old buffer; it stays alive through them.
+  staging = Buffer.allocUnsafeSlow(staging.length);
+  stagingPos = 0;
+  return true;
+}
+
 function stage(json: string): Uint8Array {
-  const worst = json.length * 3 + 8;
-  if (stagingPos + worst > staging.length) {
-    if (worst > staging.length / 4) return Buffer.from(json, 'utf8');
-    // Earlier records of this batch still point into the old buffer; it stays alive through them.
-    staging = Buffer.allocUnsafeSlow(staging.length);
-    stagingPos = 0;
-  }
+  if (!room(json.length * 3 + 8)) return Buffer.from(json, 'utf8');
   const n = staging.write(json, stagingPos, 'utf8');
   const view = new Uint8Array(staging.buffer, staging.byteOffset + stagingPos, n);
   stagingPos = align8(stagingPos + n);
@@ -364,26 +372,15 @@ const SIG_BYTES = SIG_KEY.length + 5;
 function stageBytes(spans: RecordSpans, row: number, sig?: number): Uint8Array | undefined {
   const bare = spans.size(row);
   const len = bare + (sig === undefined ? 0 : SIG_BYTES);
-  let out: Uint8Array;
-  let at: number;
-  if (stagingPos + len > staging.length && len > staging.length / 4) {
-    out = new Uint8Array(len);
-    at = 0;
-  } else {
-    if (stagingPos + len > staging.length) {
-      // Earlier records of this batch still point into the old buffer; it stays alive through them.
-      staging = Buffer.allocUnsafeSlow(staging.length);
-      stagingPos = 0;
-    }
-    out = staging;
-    at = stagingPos;
-  }
+  const shared = room(len);
+  const out = shared ? staging : new Uint8Array(len);
+  const at = shared ? stagingPos : 0;
   let n = spans.write(row, out, at);
   if (sig !== undefined) {
     n = appendSig(out, at, n, sig);
     if (n < 0) return undefined;
   }
-  if (out !== staging) return out.subarray(0, n);
+  if (!shared) return out.subarray(0, n);
   stagingPos = align8(at + n);
   return new Uint8Array(staging.buffer, staging.byteOffset + at, n);
 }
@@ -434,16 +431,11 @@ function stageAscii(json: string, n: number): boolean {
   if (len !== json.length) return false;
   // the JSON, then its records' copies: at most its own length plus 7 bytes of padding each
   const need = align8(align8(len) + len + 8 * n);
-  if (need > staging.length / 4) {
+  if (!room(need)) {
     // as stage() does for a long record: its own buffer, the staging buffer left for the rest
     ascii = Buffer.allocUnsafeSlow(need);
     asciiJson = 0;
   } else {
-    if (stagingPos + need > staging.length) {
-      // Earlier records of this batch still point into the old buffer; it stays alive through them.
-      staging = Buffer.allocUnsafeSlow(staging.length);
-      stagingPos = 0;
-    }
     ascii = staging;
     asciiJson = stagingPos;
     stagingPos += need;
