@@ -41,7 +41,6 @@ export function viewHas(v: RecordView, n: Uint8Array): boolean {
 
 /** the same for a record's payload in hand */
 export function payloadHas(payload: Uint8Array, n: Buffer): boolean {
-  if (!isVerbatim(payload)) return Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).includes(n);
-  const twin = twinOf(n);
-  return twin === null || Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).includes(twin);
+  const look = isVerbatim(payload) ? twinOf(n) : n;
+  return look === null || Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).includes(look);
 }

@@ -246,8 +246,10 @@ export function encodeRecords(kindId: number, recs: ReadonlyArray<{ ts: number }
     for (let j = 0; j < recs.length; j++) {
       const row = verbatim[j]!;
       if (row < 0) continue;
-      // detection gave an error its signature: a map takes it as one more pair, a msgpackr record cannot
-      if ((recs[j] as { _sig?: number })._sig !== undefined && !spans.isMap(row)) verbatim[j] = -1;
+      // detection gave an error its signature, the one key a record gets after normalisation: a map
+      // with room in its header takes it as one more pair, a msgpackr record cannot
+      const sig = (recs[j] as { _sig?: number })._sig;
+      if (sig !== undefined && !(spans.takesPair(row) && Number.isInteger(sig) && sig >= -0x80000000 && sig <= 0xffffffff)) verbatim[j] = -1;
       else kept++;
     }
     if (kept > 0) return encodeMixed(kindId, recs, tab, into, spans, kept);
@@ -269,15 +271,8 @@ function encodeMixed(kindId: number, recs: ReadonlyArray<{ ts: number } & Classi
   for (let j = 0; j < n; j++) {
     const row = verbatim[j]!;
     const rec = recs[j]!;
-    if (row < 0) {
-      into.push(json![r++]!);
-      continue;
-    }
-    // detection gave an error its signature: the one key a record gets after normalisation
-    const sig = (rec as { _sig?: number })._sig;
-    const payload = stageBytes(spans, row, sig);
-    if (payload) into.push({ kind: kindId, clientTime: rec.ts, tab, payload, flags: recordFlags(rec) | REC_MSGPACK });
-    else encodeJson(kindId, [rec], tab, into);
+    if (row < 0) into.push(json![r++]!);
+    else into.push({ kind: kindId, clientTime: rec.ts, tab, payload: stageBytes(spans, row, (rec as { _sig?: number })._sig), flags: recordFlags(rec) | REC_MSGPACK });
   }
 }
 
@@ -365,42 +360,33 @@ const SIG_BYTES = SIG_KEY.length + 5;
 /**
  * A record's bytes from its frame (record-spans.ts: its structures' definitions spliced in), copied
  * to the next 8-byte boundary of the staging buffer (plain memcpys: both are ordinary memory). With
- * `sig`, the map gets one more pair, `_sig: sig`, last, where JSON.stringify would put the key
- * detection added last; undefined when that cannot be done in place (a full fixmap, a record of
- * the record extension) or sig is not a 32-bit int.
+ * `sig` (a 32-bit int; the element a map with room for one more pair, as encodeRecords made sure),
+ * the map gets `_sig: sig` last, where JSON.stringify would put the key detection added last.
  */
-function stageBytes(spans: RecordSpans, row: number, sig?: number): Uint8Array | undefined {
+function stageBytes(spans: RecordSpans, row: number, sig?: number): Uint8Array {
   const bare = spans.size(row);
   const len = bare + (sig === undefined ? 0 : SIG_BYTES);
   const shared = room(len);
   const out = shared ? staging : new Uint8Array(len);
   const at = shared ? stagingPos : 0;
   let n = spans.write(row, out, at);
-  if (sig !== undefined) {
-    n = appendSig(out, at, n, sig);
-    if (n < 0) return undefined;
-  }
+  if (sig !== undefined) n = appendSig(out, at, n, sig);
   if (!shared) return out.subarray(0, n);
   stagingPos = align8(at + n);
   return new Uint8Array(staging.buffer, staging.byteOffset + at, n);
 }
 
-/** `_sig: sig` added to the map copied at `at` (`n` bytes): its new length, or -1 when it cannot be */
+/** `_sig: sig` added to the map copied at `at` (`n` bytes, its header known to have room): its new length */
 function appendSig(out: Uint8Array, at: number, n: number, sig: number): number {
-  if (!Number.isInteger(sig) || sig < -0x80000000 || sig > 0xffffffff) return -1;
   const h = out[at]!;
-  if (h >= 0x80 && h < 0x8f) out[at] = h + 1;
-  else if (h === 0xde) {
-    const pairs = (out[at + 1]! << 8) | out[at + 2]!;
-    if (pairs === 0xffff) return -1;
-    out[at + 1] = (pairs + 1) >> 8;
-    out[at + 2] = (pairs + 1) & 0xff;
+  if (h === 0xde) {
+    const pairs = ((out[at + 1]! << 8) | out[at + 2]!) + 1;
+    out[at + 1] = pairs >> 8;
+    out[at + 2] = pairs & 0xff;
   } else if (h === 0xdf) {
     const view = new DataView(out.buffer, out.byteOffset + at + 1, 4);
-    const pairs = view.getUint32(0);
-    if (pairs === 0xffffffff) return -1;
-    view.setUint32(0, pairs + 1);
-  } else return -1;
+    view.setUint32(0, view.getUint32(0) + 1);
+  } else out[at] = h + 1; // a fixmap
   out.set(SIG_KEY, at + n);
   const v = new DataView(out.buffer, out.byteOffset + at + n + SIG_KEY.length, 5);
   if (sig < 0) {
