@@ -492,6 +492,10 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteOutput> {
       f['idle_rss.burst_peak_workers'] = r.burst_peak_workers;
       f['idle_rss.after_burst_workers'] = r.after_burst_workers;
       f['idle_rss.burst_peak_rss_mb'] = r.burst_peak_rss_mb;
+      f['idle_rss.start_cpu_ms_per_s'] = r.start_cpu_ms_per_s;
+      f['idle_rss.start_wakeups_per_s'] = r.start_wakeups_per_s;
+      f['idle_rss.after_burst_cpu_ms_per_s'] = r.after_burst_cpu_ms_per_s;
+      f['idle_rss.after_burst_wakeups_per_s'] = r.after_burst_wakeups_per_s;
     });
   }
   if (rssOver.length) f['all.rss_over_ring_budget_mb'] = Math.max(...rssOver);

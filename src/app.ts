@@ -30,12 +30,16 @@ import { IngestPool } from './pool/ingest-pool.js';
 import { ScanWorker } from './pool/scan-worker.js';
 import { bindReadRules } from './query/index.js';
 import { AlertRingReader } from './shm/alert-ring.js';
+import { Cadence } from './cadence.js';
 import { DetectState } from './shm/detect-state.js';
 import { allocateStore, StoreReader } from './shm/index.js';
 import { SourceMaps } from './sourcemaps/index.js';
 import { assertPortFree, Edge, type EdgeOptions } from './transport/edge.js';
 import type { EdgeStats } from './transport/edge-stats.js';
 import type { WsEdge } from './transport/ws.js';
+
+/** how often main samples the input arena's fill and admission control while ingest is active */
+const THRESHOLD_CHECK_MS = 250;
 
 export interface AppOptions {
   config: Readonly<Config>;
@@ -236,19 +240,22 @@ export async function startApp(o: AppOptions): Promise<App> {
   // worker alerts arrive through the alert ring; main never blocks on it (Atomics.waitAsync)
   const alertReader = new AlertRingReader(pool.alertRing);
   alertReader.listen((b) => alerts.fromWorkers(b.records, b.missed));
-  // server-state transitions are sampled: cheap reads, and only a change raises an alert
-  const thresholdTimer = setInterval(() => {
+  // server-state transitions are sampled: cheap reads, and only a change raises an alert. Only
+  // ingest moves them, so the sampling stops once the pool is quiet, every reading is back to
+  // normal and no held-back alert waits for its summary; the pool's next task wakes it.
+  const thresholdCheck = new Cadence(() => {
     for (const alert of thresholds.update(pool.arena.used / pool.arena.capacity, pool.overloaded())) alerts.publish({ alert, edgeTime: 0 });
     // alerts held back over the rate caps that no alert of their scope named: one summary
     alerts.tick(detect.alertsSuppressed);
-  }, 250);
-  thresholdTimer.unref();
+    return pool.quiet && thresholds.settled && !alerts.holding ? null : THRESHOLD_CHECK_MS;
+  }, THRESHOLD_CHECK_MS);
+  pool.watch('thresholds', thresholdCheck);
 
   let port: number;
   try {
     port = await edge.listen();
   } catch (e) {
-    clearInterval(thresholdTimer);
+    thresholdCheck.close();
     alertReader.close();
     clients.shutdown();
     await stacks.close();
@@ -265,7 +272,7 @@ export async function startApp(o: AppOptions): Promise<App> {
       // the bridges' sessions first: they stop answering and detach before intake stops
       await sessions?.close();
       panelTokens.close();
-      clearInterval(thresholdTimer);
+      thresholdCheck.close();
       alertReader.close();
       edge.stopAccepting();
       const drainMs = config.pool.shutdown_drain_ms;

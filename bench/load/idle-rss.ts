@@ -12,8 +12,13 @@
  * The daemon starts its worker's thread on the first batch, and after `pool.recycle_after_idle_ms`
  * (15 s) of nothing replaces its workers and input arena with fresh ones: both readings come
  * after that, so they are what an idle daemon holds, not what it held while busy.
+ *
+ * Beside the memory, what an idle hour costs in CPU: the daemon's CPU time and its threads'
+ * wake-ups (voluntary context switches) per second, once after start and once after the burst
+ * (2026-12-02: ~16 a second before its periodic checks stopped when there is nothing to watch,
+ * src/cadence.ts; ~1.3 after).
  */
-import { getHealth, startServer } from './server-proc.js';
+import { cpuSeconds, getHealth, startServer, wakeups } from './server-proc.js';
 import { rssOf } from './mcp-client.js';
 import { runProducers } from './producer.js';
 
@@ -51,6 +56,14 @@ export interface IdleRssResult {
   after_burst_shrinks: number | null;
   /** times the pool replaced its workers and input arena after idling (by the second reading) */
   after_burst_recycles: number | null;
+  /**
+   * the daemon's CPU (all threads) and wake-ups per second: over the last IDLE_WINDOW_MS of the
+   * idle spell after start, and over the IDLE_WINDOW_MS that follow the spell after the burst
+   */
+  start_cpu_ms_per_s: number;
+  start_wakeups_per_s: number;
+  after_burst_cpu_ms_per_s: number;
+  after_burst_wakeups_per_s: number;
   /** ring bytes holding records after the burst, MB */
   after_burst_ring_data_mb: number;
   after_burst_rss_over_ring_data_mb: number;
@@ -64,7 +77,7 @@ export async function runIdleRss(o: IdleRssOptions): Promise<IdleRssResult> {
   const srv = await startServer({ kind: 'gasoline', port: o.port, root: o.root, ...(o.threads !== undefined ? { threads: o.threads } : {}) });
   const health = async (): Promise<Health> => (await getHealth(o.port)) as Health;
   try {
-    await idle(o.idleMs);
+    const quiet0 = await idleSpell(srv.pid, o.idleMs);
     const h0 = await health();
     const start = rssOf(srv.pid).rss_mb;
     const ringCapacity = Object.values(h0.kinds).reduce((n, k) => n + k.ring.capacity_bytes, 0);
@@ -89,6 +102,9 @@ export async function runIdleRss(o: IdleRssOptions): Promise<IdleRssResult> {
     await idle(o.idleMs);
     const h1 = await health();
     const after = rssOf(srv.pid).rss_mb;
+    // the wake-ups after a burst are read over the next 10 s: the recycle (15 s) retires threads
+    // (their counts leave the sum) and its collections run until ~25 s
+    const quiet1 = await idleSpell(srv.pid, IDLE_WINDOW_MS);
     const ringData = Object.values(h1.kinds).reduce((n, k) => n + k.ring.used_bytes, 0) / MB;
     return {
       threads_max: h1.pool.workers?.max ?? null,
@@ -106,12 +122,34 @@ export async function runIdleRss(o: IdleRssOptions): Promise<IdleRssResult> {
       after_burst_workers: h1.pool.threads,
       after_burst_shrinks: h1.pool.workers?.shrinks ?? null,
       after_burst_recycles: h1.pool.workers?.recycles ?? null,
+      start_cpu_ms_per_s: quiet0.cpuMsPerS,
+      start_wakeups_per_s: quiet0.wakeupsPerS,
+      after_burst_cpu_ms_per_s: quiet1.cpuMsPerS,
+      after_burst_wakeups_per_s: quiet1.wakeupsPerS,
       after_burst_ring_data_mb: Math.round(ringData * 10) / 10,
       after_burst_rss_over_ring_data_mb: Math.round(after - ringData),
     };
   } finally {
     await srv.stop();
   }
+}
+
+/**
+ * The last part of an idle spell is what an idle hour costs: by then the pool has recycled (15 s)
+ * and collected. CPU comes in clock ticks (10 ms), so over 10 s it reads to 1 ms a second.
+ */
+const IDLE_WINDOW_MS = 10_000;
+
+/** Idles `ms`; the CPU and wake-ups per second of its last IDLE_WINDOW_MS (or all of it, if shorter). */
+async function idleSpell(pid: number, ms: number): Promise<{ cpuMsPerS: number; wakeupsPerS: number }> {
+  const window = Math.min(ms, IDLE_WINDOW_MS);
+  await idle(ms - window);
+  const cpu0 = cpuSeconds(pid);
+  const w0 = wakeups(pid);
+  const t0 = performance.now();
+  await idle(window);
+  const s = (performance.now() - t0) / 1000;
+  return { cpuMsPerS: Math.round(((cpuSeconds(pid) - cpu0) * 1000 * 10) / s) / 10, wakeupsPerS: Math.round(((wakeups(pid) - w0) * 10) / s) / 10 };
 }
 
 function idle(ms: number): Promise<void> {

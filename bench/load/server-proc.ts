@@ -3,7 +3,7 @@
  * /proc (utime+stime include every thread of the process: uWS, piscina workers, GC).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -101,6 +101,24 @@ export function cpuSeconds(pid: number): number {
   // fields after the parenthesised command name; utime and stime are fields 14 and 15
   const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(rest[11]) + Number(rest[12])) / CLK_TCK;
+}
+
+/**
+ * Times the process's threads went to sleep and were woken since they started: the sum of each
+ * thread's voluntary context switches (/proc/<pid>/task/<tid>/status). Over an idle window it
+ * counts wake-ups, timers and polls alike; threads that ended meanwhile drop out of the sum.
+ */
+export function wakeups(pid: number): number {
+  let n = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const m = /^voluntary_ctxt_switches:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8'));
+      if (m) n += Number(m[1]);
+    } catch {
+      // a thread that ended between the listing and the read
+    }
+  }
+  return n;
 }
 
 /** Peak resident set (VmHWM) in MB. */

@@ -37,10 +37,13 @@ import type { ItemOutcome, TaskItem, WorkerInit } from './messages.js';
 import { ScalePolicy } from './scale-policy.js';
 import { WorkerLane, type LaneOptions } from './worker-lane.js';
 import { collectGarbage } from './collect-garbage.js';
+import { Cadence } from '../cadence.js';
 import type { ThreadPriority } from './thread-priority.js';
 
 /** collections tried for a replaced arena, the first after this delay, each next after twice the last */
 const ARENA_RELEASE_ATTEMPTS = 5;
+/** how often a quiet pool with a worker above the minimum looks again (its shrink window is seconds) */
+const QUIET_CHECK_MS = 1000;
 const ARENA_RELEASE_DELAY_MS = 50;
 
 export function workerFile(): string {
@@ -82,7 +85,10 @@ export class IngestPool implements TaskRunner {
   private laneOptions: LaneOptions;
   private nextLaneId = 0;
   private readonly policy: ScalePolicy;
-  private readonly scaleTimer: NodeJS.Timeout;
+  /** the scale check: every scale_check_ms while there is work, slower or stopped when there is none */
+  private readonly scaleCadence: Cadence;
+  /** the watches of ingest, the scale check first: woken together by the first task after a quiet spell */
+  private readonly watchers = new Map<string, Cadence>();
   private lastSample = { at: performance.now(), backlogMs: 0, busyMs: 0, shed: 0 };
   /** batches the edges refused as overloaded, ever (noteShed); sampled like the busy time */
   private shedTotal = 0;
@@ -175,8 +181,32 @@ export class IngestPool implements TaskRunner {
       sparseBytes: p.sparse_group_bytes,
     });
     this.policy = new ScalePolicy({ min: this.minThreads, max: this.maxThreads, growAfterMs: p.grow_after_ms, shrinkAfterMs: p.shrink_after_ms });
-    this.scaleTimer = setInterval(() => this.scale(), p.scale_check_ms);
-    this.scaleTimer.unref();
+    this.scaleCadence = new Cadence(() => this.scale(), p.scale_check_ms);
+    this.watchers.set('scale', this.scaleCadence);
+  }
+
+  /**
+   * A cadence that watches what ingest does (src/app.ts: the threshold alerts) and may stop when
+   * it is quiet: woken by every task, a shed and a producer's hello, like the scale check.
+   */
+  watch(name: string, c: Cadence): void {
+    this.watchers.set(name, c);
+  }
+
+  /** each watch's pending delay in ms, null when stopped (/health: an idle daemon shows all null) */
+  checks(): Record<string, number | null> {
+    const out: Record<string, number | null> = {};
+    for (const [name, c] of this.watchers) out[`${name}_ms`] = c.running ? c.delayMs : null;
+    return out;
+  }
+
+  /** nothing queued, held by a worker or starting: what a quiet spell looks like from here */
+  get quiet(): boolean {
+    return this.dispatcher.idle && !this.starting && !this.warming && this.lanes.every((l) => l.inflight === 0);
+  }
+
+  private active(): void {
+    for (const c of this.watchers.values()) c.wake();
   }
 
   /** ingest workers taking tasks now */
@@ -249,6 +279,7 @@ export class IngestPool implements TaskRunner {
     const redaction = live.version > 0 ? { version: live.version, rules: live.rules, allowlist: live.allowlist } : undefined;
     this.tasksSinceFresh++;
     this.lastTaskAt = performance.now();
+    this.active();
     let r: Awaited<ReturnType<WorkerLane['run']>>;
     try {
       r = await this.route().run({ kind: 'ingest', items, recvTime, ...(redaction ? { redaction } : {}) });
@@ -335,16 +366,25 @@ export class IngestPool implements TaskRunner {
     const cold = this.lanes.filter((l) => l.tasks === 0);
     if (cold.length === 0) return;
     this.tasksSinceFresh++;
+    // warmed workers are recycled after idling like any others: the scale check must see to it
+    this.active();
     void this.warmLanes(cold).catch((err: unknown) => log.warn('ingest worker warm-up failed', { error: String(err) }));
   }
 
-  /** One sample of the dispatcher's backlog and the workers' busy time; grow or shrink by one. */
-  private scale(): void {
-    if (this.closed || this.warming) return;
+  /**
+   * One sample of the dispatcher's backlog and the workers' busy time; grow or shrink by one.
+   * Returns when to look again (the Cadence's contract): at scale_check_ms while anything ran,
+   * waited or was refused in the sample; slower while a quiet pool may still shrink or recycle;
+   * not at all once neither can happen before the next task.
+   */
+  private scale(): number | null {
+    const fast = this.scaleCadence.fastMs;
+    if (this.closed) return null;
+    if (this.warming) return fast;
     const now = performance.now();
     if (this.recycleDue(now)) {
       this.recycle(now);
-      return;
+      return this.quietDelay(now);
     }
     // Work waits in two places: in the dispatcher (every task slot taken, or the latency bound),
     // and inside a worker, behind the task it is running (routing gives a worker a second task
@@ -363,6 +403,20 @@ export class IngestPool implements TaskRunner {
     );
     if (decision === 'grow') this.grow();
     else if (decision === 'shrink') this.shrink();
+    const still = busyMs === last.busyMs && backlogMs === last.backlogMs && cur.shed === last.shed;
+    return still && this.quiet ? this.quietDelay(now) : fast;
+  }
+
+  /**
+   * The next look for a pool in which nothing ran: once a second while a worker above the minimum
+   * may go (the shrink window counts time, not samples); when only the recycle is left, at its due
+   * time; never when neither is left (the next task wakes the check).
+   */
+  private quietDelay(now: number): number | null {
+    const fast = this.scaleCadence.fastMs;
+    if (this.lanes.length > this.minThreads) return Math.max(fast, QUIET_CHECK_MS);
+    if (this.recycleAfterMs > 0 && this.tasksSinceFresh > 0) return Math.max(fast, this.lastTaskAt + this.recycleAfterMs - now);
+    return null;
   }
 
   /**
@@ -371,6 +425,7 @@ export class IngestPool implements TaskRunner {
    */
   noteShed(batches = 1): void {
     this.shedTotal += batches;
+    this.active();
   }
 
   private sampleTotals(now: number): { at: number; backlogMs: number; busyMs: number; shed: number } {
@@ -512,7 +567,7 @@ export class IngestPool implements TaskRunner {
   async close(drainMs: number): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    clearInterval(this.scaleTimer);
+    this.scaleCadence.close();
     await Promise.race([this.dispatcher.whenIdle(), new Promise((r) => setTimeout(r, drainMs).unref())]);
     const lanes = this.lanes;
     this.lanes = [];

@@ -27,6 +27,7 @@ import { foldKey, severity, type Severity } from './fold-key.js';
 import { isError, isFailing } from './filter.js';
 import { BUILTIN_NOISE, compileNoise, noiseField } from './noise.js';
 import { decode, passesAny, type Rec } from './scan.js';
+import { Cadence } from '../cadence.js';
 
 /** the entry's record passes `what: "errors"` (filter.ts isError): the header flag's bit */
 export const IS_ERROR = REC_ERROR;
@@ -141,8 +142,9 @@ export class MatchIndex {
     return this.keys.size;
   }
 
-  /** Reads what was committed since the last catch-up, until `deadline` (performance.now()). */
-  catchUp(deadline: number): void {
+  /** Reads what was committed since the last catch-up, until `deadline` (performance.now()); true when there was any. */
+  catchUp(deadline: number): boolean {
+    const from = this.to;
     const needles = this.anyOf;
     const flag = this.anyFlag;
     const filter = (v: RecordView): boolean => passesAny(v, needles, flag);
@@ -161,6 +163,7 @@ export class MatchIndex {
       if (r.atEnd || performance.now() >= deadline) break;
     }
     this.prune(this.reader.tailOrd(this.kind));
+    return this.to !== from;
   }
 
   /** Drops what the ring no longer holds. */
@@ -272,6 +275,13 @@ const MAX_INDEXES = 8;
 /** how often the indexes catch up in the background, and the work allowed each time */
 export const TICK_MS = 25;
 const TICK_WORK_MS = 4;
+/**
+ * A tick that found nothing new doubles the wait before the next one, up to this: an index
+ * kept for a minute after a read no longer wakes the scan worker 40 times a second while nothing
+ * is ingested. When ingest resumes, the first tick is at most this late (a read meanwhile catches
+ * up itself), and the pace is back to TICK_MS from there.
+ */
+export const TICK_IDLE_MAX_MS = 250;
 /** an index no query used for this long stops catching up and is dropped (its memory with it) */
 export const IDLE_MS = 60_000;
 
@@ -282,12 +292,17 @@ export const IDLE_MS = 60_000;
  */
 export class ReadIndexes {
   private readonly map = new Map<string, MatchIndex>();
-  private timer: NodeJS.Timeout | undefined;
+  private readonly cadence: Cadence;
+  /** the wait the next tick that finds nothing doubles */
+  private idleMs: number;
 
   constructor(
     private readonly reader: StoreReader,
     private readonly o: { tickMs?: number; idleMs?: number; maxEntries?: number; background?: boolean } = {},
-  ) {}
+  ) {
+    this.idleMs = o.tickMs ?? TICK_MS;
+    this.cadence = new Cadence(() => this.tick(), this.idleMs);
+  }
 
   /** The index for this kind and pre-filter, made on first use; undefined when there are too many. */
   get(kind: number, anyOf: readonly Buffer[], anyFlag?: number): MatchIndex | undefined {
@@ -299,7 +314,10 @@ export class ReadIndexes {
       this.map.set(key, idx);
     }
     idx.lastUsed = performance.now();
-    if (this.o.background !== false) this.ticking();
+    if (this.o.background !== false) {
+      this.idleMs = this.cadence.fastMs;
+      this.cadence.wake();
+    }
     return idx;
   }
 
@@ -307,33 +325,38 @@ export class ReadIndexes {
     return this.map.size;
   }
 
-  /** One background step: every index catches up, within a bounded time; unused ones are dropped. */
-  tick(): void {
+  /**
+   * One background step: every index catches up, within a bounded time; unused ones are dropped.
+   * Returns when to step again: soon while records arrive, later and later while none do, never
+   * once no index is left (the Cadence's contract; the next read that makes one starts it again).
+   */
+  tick(): number | null {
     const now = performance.now();
+    let moved = false;
     for (const [key, idx] of this.map) {
       if (now - idx.lastUsed > (this.o.idleMs ?? IDLE_MS)) {
         this.map.delete(key);
         continue;
       }
       try {
-        idx.catchUp(now + TICK_WORK_MS);
+        moved = idx.catchUp(now + TICK_WORK_MS) || moved;
       } catch {
         // a ring the reader finds corrupt: queries scan it and report that themselves
         this.map.delete(key);
       }
     }
-    if (this.map.size === 0) this.stop();
+    if (this.map.size === 0) return null;
+    const fast = this.cadence.fastMs;
+    this.idleMs = moved ? fast : Math.min(Math.max(fast, TICK_IDLE_MAX_MS), this.idleMs * 2);
+    return this.idleMs;
+  }
+
+  /** the wait before the next background step (-1: none pending); tests and diagnostics */
+  get nextTickMs(): number {
+    return this.cadence.delayMs;
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-  }
-
-  private ticking(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => this.tick(), this.o.tickMs ?? TICK_MS);
-    // the worker lives for its port, not for this timer
-    this.timer.unref();
+    this.cadence.close();
   }
 }

@@ -9,6 +9,8 @@
 
 const HEAD = 0; // next index to claim
 const WAKE = 1; // bumped after every publish; what the reader waits on
+/** the reader looks again after this long without a notify (it never misses one: see listen) */
+const BACKSTOP_MS = 30_000;
 const HEADER_WORDS = 4;
 /** per slot: [seq (index+1 when published, 0 while written), byte length] then the bytes */
 const SLOT_HEADER = 8;
@@ -123,7 +125,9 @@ export class AlertRingReader {
           await new Promise((r) => setTimeout(r, 1).unref());
           continue;
         }
-        const w = waitAsync(this.words, WAKE, seen, 1000);
+        // every publish and close() notifies: the timeout is only a backstop, long enough that an
+        // idle daemon is not woken by it every second
+        const w = waitAsync(this.words, WAKE, seen, BACKSTOP_MS);
         if (w.async) await w.value;
       }
     };

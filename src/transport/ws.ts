@@ -24,6 +24,7 @@ import type { ExchangeKeys } from '../pairing/proof.js';
 import type { PanelTokens } from '../pairing/panel-tokens.js';
 import { MCP_PATH } from '../daemon/contract.js';
 import { peekBatchSeq } from '../domain/wire/peek-seq.js';
+import { Cadence } from '../cadence.js';
 
 interface QueuedFrame {
   conn: Conn;
@@ -124,7 +125,8 @@ export class WsEdge {
   private readonly sessionQueueCap: number;
   private nextConnId = 1;
   private accepting = true;
-  private deadlineTimer: NodeJS.Timeout | undefined;
+  /** the frame-deadline sweep: runs while a connection is open (Cadence) */
+  private deadlineSweep: Cadence | undefined;
   /** records stored from producers that did not prove pairing ("mark"), and refusals ("refuse") */
   readonly unverified = { records: 0, batches: 0, results_dropped: 0, refused: 0 };
 
@@ -202,8 +204,11 @@ export class WsEdge {
       close: (ws, code, message) => this.closed(ws.getUserData().conn, code, message),
     });
     const deadline = limits.frame_deadline_ms;
-    this.deadlineTimer = setInterval(() => this.sweepDeadlines(Date.now(), deadline), Math.min(1000, Math.ceil(deadline / 4)));
-    this.deadlineTimer.unref();
+    const every = Math.min(1000, Math.ceil(deadline / 4));
+    this.deadlineSweep = new Cadence(() => {
+      this.sweepDeadlines(Date.now(), deadline);
+      return this.conns.size > 0 ? every : null;
+    }, every);
   }
 
   /**
@@ -239,7 +244,7 @@ export class WsEdge {
 
   /** Sends what is owed and closes every socket with `code` (1001 on shutdown). */
   closeAll(code: ErrorCode): void {
-    clearInterval(this.deadlineTimer);
+    this.deadlineSweep?.close();
     for (const c of [...this.conns]) {
       this.flushAck(c);
       this.closeWith(c, code);
@@ -279,6 +284,7 @@ export class WsEdge {
     conn.ws = ws;
     conn.lastFrameAt = Date.now();
     this.conns.add(conn);
+    this.deadlineSweep?.wake();
     this.o.stats.connectionsOpen++;
     this.o.stats.connectionsTotal++;
     conn.helloTimer = setTimeout(() => {

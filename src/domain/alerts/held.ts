@@ -192,6 +192,11 @@ export class HeldLedger {
   get stats(): HeldStats {
     return { ...this.s };
   }
+
+  /** something held back waits for its summary (summary() must be called again) */
+  get waiting(): boolean {
+    return this.pending.size > 0 || this.unreported.since !== 0;
+  }
 }
 
 const secs = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));

@@ -77,6 +77,11 @@ export class AlertHub {
     if (summary) this.publish({ alert: summary, edgeTime: 0 });
   }
 
+  /** a held-back alert waits for the summary a later tick() makes */
+  get holding(): boolean {
+    return this.held.waiting;
+  }
+
   /** alerts held back over the rate caps since start, as the workers reported them */
   heldTotal(): number {
     return this.held.stats.total;

@@ -33,6 +33,11 @@ export class ThresholdTracker {
   private pressure: Pressure = 'normal';
   private overloaded = false;
 
+  /** every reading was normal at the last update: nothing can go back to normal without a change */
+  get settled(): boolean {
+    return this.pressure === 'normal' && !this.overloaded;
+  }
+
   /** Called on a timer with the current readings; returns the transitions as alerts. */
   update(fill: number, overloaded: boolean): Alert[] {
     const out: Alert[] = [];

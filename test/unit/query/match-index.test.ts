@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { kindId } from '../../../src/domain/kinds.js';
 import { IndexLapped, readOne } from '../../../src/query/indexed-scan.js';
 import { BUILTIN_NOISE, bySeverityThenNewest, errorKeysBefore, MatchIndex, ReadIndexes, runFoldQuery, type FoldAnswer, type FoldQuery } from '../../../src/query/index.js';
+import { TICK_IDLE_MAX_MS } from '../../../src/query/match-index.js';
 import { ERROR_BYTES } from '../../../src/query/filter.js';
 import { recordFlags } from '../../../src/domain/record-flags.js';
 import { allocateStore, REC_ERROR, StoreReader, StoreWriter } from '../../../src/shm/index.js';
@@ -223,6 +224,38 @@ describe('MatchIndex', () => {
     await new Promise((r) => setTimeout(r, 2));
     indexes.tick();
     expect(indexes.count).toBe(0);
+  });
+
+  it('catches up in the background soon while records arrive, later and later while none do, at once again on a read; stops with its last index', async () => {
+    const w = world(20);
+    const indexes = new ReadIndexes(w.reader, { tickMs: 5 });
+    const q: FoldQuery = { kinds: [LOGS], start: [0], maxScan: 20_000, filter: { what: 'errors' }, fold: true };
+    try {
+      await runFoldQuery(w.reader, q, indexes);
+      expect(indexes.nextTickMs).toBe(5);
+      // nothing new: each step waits twice as long, up to the bound (not 40 wake-ups a second)
+      const waits: number[] = [];
+      for (let i = 0; i < 8; i++) waits.push(indexes.tick()!);
+      expect(waits).toEqual([10, 20, 40, 80, 160, TICK_IDLE_MAX_MS, TICK_IDLE_MAX_MS, TICK_IDLE_MAX_MS]);
+      // a record arrives: the next step reads it and the pace is back at once
+      w.write(50);
+      expect(indexes.tick()).toBe(5);
+      expect(indexes.tick()).toBe(10);
+      // a read brings the pace back too, and the timer with it
+      await runFoldQuery(w.reader, q, indexes);
+      expect(indexes.nextTickMs).toBe(5);
+      // driven by its own timer: it slows down by itself while nothing arrives
+      await new Promise((r) => setTimeout(r, 200));
+      expect(indexes.nextTickMs).toBeGreaterThanOrEqual(40);
+    } finally {
+      indexes.stop();
+    }
+    // the last index gone, no step is pending
+    const once = new ReadIndexes(w.reader, { tickMs: 5, idleMs: 0 });
+    await runFoldQuery(w.reader, q, once);
+    await new Promise((r) => setTimeout(r, 60));
+    expect(once.count).toBe(0);
+    expect(once.nextTickMs).toBe(-1);
   });
 
   it('its columns wrap and grow while the oldest entries go: every answer is still the scan\'s, keys are released with their entries', async () => {
