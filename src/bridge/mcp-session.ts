@@ -5,14 +5,14 @@
  * from the response (JSON, or an SSE stream that may carry the request's progress first); pushes
  * arrive on the session's GET stream, resumed with Last-Event-ID after a blip.
  *
- * Written on node:http rather than the SDK's client transport because a bridge runs beside every
- * agent for hours: the SDK client loads zod and fetch, 30 MB of a bridge's 45 MB budget. The
- * daemon's side is the SDK's own transport (src/mcp/http/), so the protocol is checked there, and
- * test/integration/bridge*.test.ts drive this client against it.
+ * Written on kept sockets (./local-http.ts) rather than the SDK's client transport because a bridge
+ * runs beside every agent for hours: the SDK client loads zod and fetch, 30 MB of a bridge's 45 MB
+ * budget; and rather than node:http, whose client cost an interpreted bridge ~3× the CPU per request.
+ * The daemon's side is the SDK's own transport (src/mcp/http/), so the protocol is checked there,
+ * and test/integration/bridge*.test.ts drive this client against it.
  */
-import { Agent, type IncomingMessage } from 'node:http';
 import { CLIENT_HEADER, MCP_PATH } from '../daemon/contract.js';
-import { readBody, send } from './http.js';
+import { LocalHttp, type LocalAnswer } from './local-http.js';
 import { SseParser } from './sse.js';
 
 /** a JSON-RPC message, relayed as is */
@@ -62,8 +62,8 @@ const STREAM_RETRY_MS = [100, 300, 1000] as const;
 
 export class McpSession {
   /** keep-alive sockets to one port; the GET stream holds one of them */
-  private readonly agent = new Agent({ keepAlive: true, maxSockets: 16 });
-  private stream: IncomingMessage | null = null;
+  private readonly http: LocalHttp;
+  private stream: LocalAnswer | null = null;
   private lastEventId: string | undefined;
   private closed = false;
 
@@ -71,7 +71,9 @@ export class McpSession {
   private sid = '';
   private version = '';
 
-  private constructor(private readonly o: SessionOptions) {}
+  private constructor(private readonly o: SessionOptions) {
+    this.http = new LocalHttp(o.port);
+  }
 
   get id(): string {
     return this.sid;
@@ -110,9 +112,9 @@ export class McpSession {
   /** POSTs a notification or a response to a request of the daemon's. */
   async notify(m: Msg): Promise<void> {
     const res = await this.post(m, { timeoutMs: 5000 });
-    const body = await readBody(res, 64 * 1024).catch(() => '');
-    if (res.statusCode === 404) throw new SessionGone();
-    if (res.statusCode !== 202 && res.statusCode !== 200) throw new HopError(res.statusCode ?? 0, errorText(body));
+    const body = await res.text(64 * 1024).catch(() => '');
+    if (res.status === 404) throw new SessionGone();
+    if (res.status !== 202 && res.status !== 200) throw new HopError(res.status, errorText(body));
   }
 
   /** Ends the session: the push stream closes and the daemon frees the session now (DELETE). */
@@ -123,13 +125,13 @@ export class McpSession {
     this.stream = null;
     if (this.sid) {
       try {
-        const res = await send({ port: this.o.port, method: 'DELETE', path: MCP_PATH, headers: this.headers(), timeoutMs: 500, agent: this.agent });
-        res.resume();
+        const res = await this.http.request({ method: 'DELETE', path: MCP_PATH, headers: this.headers(), timeoutMs: 500 });
+        await res.text(64 * 1024).catch(() => '');
       } catch {
         // a daemon that is gone has freed the session already
       }
     }
-    this.agent.destroy();
+    this.http.close();
   }
 
   private headers(extra: Record<string, string> = {}): Record<string, string> {
@@ -139,29 +141,27 @@ export class McpSession {
     return h;
   }
 
-  private post(m: Msg, o: RequestOptions): Promise<IncomingMessage> {
-    return send({
-      port: this.o.port,
+  private post(m: Msg, o: RequestOptions): Promise<LocalAnswer> {
+    return this.http.request({
       method: 'POST',
       path: MCP_PATH,
       headers: this.headers({ 'content-type': 'application/json', accept: 'application/json, text/event-stream' }),
       body: JSON.stringify(m),
-      timeoutMs: o.timeoutMs,
-      signal: o.signal,
-      agent: this.agent,
+      ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}),
+      ...(o.signal ? { signal: o.signal } : {}),
     });
   }
 
   /** The answer to request `id` in a POST's response: a JSON body, or the first matching event of an SSE stream. */
-  private async answerOf(res: IncomingMessage, id: Id, o: RequestOptions): Promise<Msg> {
-    const status = res.statusCode ?? 0;
-    const type = String(res.headers['content-type'] ?? '');
+  private async answerOf(res: LocalAnswer, id: Id, o: RequestOptions): Promise<Msg> {
+    const status = res.status;
+    const type = res.headers['content-type'] ?? '';
     if (status === 404) {
-      res.resume();
+      res.discard();
       throw new SessionGone();
     }
     if (status === 200 && type.startsWith('text/event-stream')) return this.answerFromStream(res, id, o);
-    const body = await readBody(res, MAX_ANSWER_BYTES);
+    const body = await res.text(MAX_ANSWER_BYTES);
     const parsed = parseJson(body);
     const messages = Array.isArray(parsed) ? parsed : [parsed];
     const answer = messages.find((x): x is Msg => isObject(x) && x.id === id && ('result' in x || 'error' in x));
@@ -172,7 +172,7 @@ export class McpSession {
     throw new HopError(status, errorText(body));
   }
 
-  private answerFromStream(res: IncomingMessage, id: Id, o: RequestOptions): Promise<Msg> {
+  private answerFromStream(res: LocalAnswer, id: Id, o: RequestOptions): Promise<Msg> {
     return new Promise((resolve, reject) => {
       let done = false;
       const parser = new SseParser((e) => {
@@ -186,23 +186,21 @@ export class McpSession {
         }
         o.onRelated?.(m);
       }, MAX_ANSWER_BYTES);
-      res.setEncoding('utf8');
-      res.on('data', (t: string) => {
-        try {
-          parser.feed(t);
-        } catch (e) {
-          res.destroy(e as Error);
-        }
+      res.read({
+        data: (t) => {
+          try {
+            parser.feed(t);
+          } catch (e) {
+            res.destroy(e as Error);
+          }
+        },
+        end: () => {
+          if (!done) reject(new Error(`the daemon's answer stream ended before the answer (connection closed)`));
+        },
+        fail: (e) => {
+          if (!done) reject(e);
+        },
       });
-      const fail = (why: string) => (): void => {
-        if (!done) reject(new Error(`the daemon's answer stream ${why} before the answer (connection closed)`));
-      };
-      res.on('end', fail('ended'));
-      res.on('aborted', fail('was cut off'));
-      res.on('error', (e) => {
-        if (!done) reject(e);
-      });
-      res.on('close', fail('closed'));
     });
   }
 
@@ -220,25 +218,25 @@ export class McpSession {
     };
     const headers = this.headers({ accept: 'text/event-stream' });
     if (this.lastEventId !== undefined) headers['last-event-id'] = this.lastEventId;
-    send({ port: this.o.port, method: 'GET', path: MCP_PATH, headers, timeoutMs: 5000, agent: this.agent }).then(
+    this.http.request({ method: 'GET', path: MCP_PATH, headers, timeoutMs: 5000 }).then(
       (res) => {
         if (this.closed) {
           res.destroy();
           return;
         }
-        const status = res.statusCode ?? 0;
+        const status = res.status;
         if (status === 404) {
-          res.resume();
+          res.discard();
           this.o.onStreamLost('the daemon no longer knows this session');
           return;
         }
         // 405: a daemon without a push stream. Pushes then ride only on answers' streams.
         if (status === 405) {
-          res.resume();
+          res.discard();
           return;
         }
         if (status !== 200) {
-          res.resume();
+          res.discard();
           retry(`the push stream was refused with HTTP ${status}`);
           return;
         }
@@ -249,20 +247,22 @@ export class McpSession {
           const m = parseJson(e.data);
           if (isObject(m)) this.o.onPush(m);
         }, MAX_ANSWER_BYTES);
-        res.setEncoding('utf8');
-        res.on('data', (t: string) => {
-          got = true;
-          try {
-            parser.feed(t);
-          } catch (e) {
-            res.destroy(e as Error);
-          }
-        });
-        res.on('error', () => undefined);
         // a stream that carried something was healthy: its break starts the retries afresh
-        res.on('close', () => {
+        const broke = (): void => {
           if (got) failures = 0;
           if (this.stream === res) retry('the push stream broke');
+        };
+        res.read({
+          data: (t) => {
+            got = true;
+            try {
+              parser.feed(t);
+            } catch (e) {
+              res.destroy(e as Error);
+            }
+          },
+          end: broke,
+          fail: broke,
         });
       },
       (e: Error) => retry(`the push stream could not be opened: ${e.message}`),
