@@ -42,9 +42,9 @@ import type { ThreadPriority } from './thread-priority.js';
 
 /** collections tried for a replaced arena, the first after this delay, each next after twice the last */
 const ARENA_RELEASE_ATTEMPTS = 5;
+const ARENA_RELEASE_DELAY_MS = 50;
 /** how often a quiet pool with a worker above the minimum looks again (its shrink window is seconds) */
 const QUIET_CHECK_MS = 1000;
-const ARENA_RELEASE_DELAY_MS = 50;
 
 export function workerFile(): string {
   // src/pool/ingest-pool.ts runs as dist/src/pool/ingest-pool.js; the worker is dist/workers/ingest.js
