@@ -88,11 +88,6 @@ export class LocalAnswer {
     this.cut(e);
   }
 
-  /** true while its body is still arriving */
-  get open(): boolean {
-    return this.state === 'open';
-  }
-
   /** @internal the connection's side */
   push(text: string): void {
     if (this.state !== 'open' || text === '') return;

@@ -294,14 +294,14 @@ export class ReadIndexes {
   private readonly map = new Map<string, MatchIndex>();
   private readonly cadence: Cadence;
   /** the wait the next tick that finds nothing doubles */
-  private idleMs: number;
+  private waitMs: number;
 
   constructor(
     private readonly reader: StoreReader,
     private readonly o: { tickMs?: number; idleMs?: number; maxEntries?: number; background?: boolean } = {},
   ) {
-    this.idleMs = o.tickMs ?? TICK_MS;
-    this.cadence = new Cadence(() => this.tick(), this.idleMs);
+    this.waitMs = o.tickMs ?? TICK_MS;
+    this.cadence = new Cadence(() => this.tick(), this.waitMs);
   }
 
   /** The index for this kind and pre-filter, made on first use; undefined when there are too many. */
@@ -315,7 +315,7 @@ export class ReadIndexes {
     }
     idx.lastUsed = performance.now();
     if (this.o.background !== false) {
-      this.idleMs = this.cadence.fastMs;
+      this.waitMs = this.cadence.fastMs;
       this.cadence.wake();
     }
     return idx;
@@ -347,8 +347,8 @@ export class ReadIndexes {
     }
     if (this.map.size === 0) return null;
     const fast = this.cadence.fastMs;
-    this.idleMs = moved ? fast : Math.min(Math.max(fast, TICK_IDLE_MAX_MS), this.idleMs * 2);
-    return this.idleMs;
+    this.waitMs = moved ? fast : Math.min(Math.max(fast, TICK_IDLE_MAX_MS), this.waitMs * 2);
+    return this.waitMs;
   }
 
   /** the wait before the next background step (-1: none pending); tests and diagnostics */
