@@ -19,6 +19,12 @@ export interface EarlyStdio {
   readonly writer: StdoutWriter;
   /** the id of the initialize answered early, or null when the server must answer it */
   answeredId(): string | number | null;
+  /**
+   * Settles once the first line is answered or left to the server (or stdin ends first). The
+   * engine's loading waits for it, bounded (bin/gasoline): started at once, its module reads and
+   * compiles took turns with the stdin read and put 10–15 ms on the first answer.
+   */
+  readonly decided: Promise<void>;
   /** stops reading and puts every byte read so far back into stdin, for the server's transport */
   handOver(): void;
 }
@@ -40,10 +46,14 @@ export function earlyStdio(stdin: Readable = process.stdin, stdout: NodeJS.Writa
   const chunks: Buffer[] = [];
   let held = 0;
   let decided = answers === null;
+  let settle!: () => void;
+  const decidedP = new Promise<void>((r) => (settle = r));
+  if (decided) settle();
   let answered: string | number | null = null;
   let ended = false;
   const onEnd = (): void => {
     ended = true;
+    settle();
   };
   const onData = (chunk: Buffer | string): void => {
     const buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
@@ -56,18 +66,24 @@ export function earlyStdio(stdin: Readable = process.stdin, stdout: NodeJS.Writa
     const nl = all.indexOf(0x0a);
     if (nl < 0 && all.length < MAX_FIRST_LINE) return;
     decided = true;
-    if (nl < 0 || !answers) return;
-    const a = initialize(answers, all.subarray(0, nl).toString('utf8').replace(/\r$/, ''));
-    if (!a) return;
-    answered = a.id;
-    void writer.write({ jsonrpc: '2.0', id: a.id, result: a.result }, 'response');
+    try {
+      if (nl < 0 || !answers) return;
+      const a = initialize(answers, all.subarray(0, nl).toString('utf8').replace(/\r$/, ''));
+      if (!a) return;
+      answered = a.id;
+      void writer.write({ jsonrpc: '2.0', id: a.id, result: a.result }, 'response');
+    } finally {
+      settle();
+    }
   };
   stdin.on('data', onData);
   stdin.on('end', onEnd);
   return {
     writer,
+    decided: decidedP,
     answeredId: () => answered,
     handOver: () => {
+      settle();
       stdin.off('data', onData);
       stdin.off('end', onEnd);
       stdin.pause();

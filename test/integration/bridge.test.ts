@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { lockPath } from '../../src/daemon/contract.js';
@@ -133,8 +133,8 @@ describe('gasoline modes', () => {
     const sb = await box();
     // another version, honestly: a copy of this build whose package.json says so
     const other = join(sb.dir, 'other');
-    mkdirSync(join(other, 'bin'), { recursive: true });
-    cpSync(BIN, join(other, 'bin/gasoline'));
+    // the whole bin/ folder: its package.json makes bin/gasoline CommonJS
+    cpSync(dirname(BIN), join(other, 'bin'), { recursive: true });
     cpSync(join(ROOT, 'dist/src'), join(other, 'dist/src'), { recursive: true });
     cpSync(join(ROOT, 'dist/workers'), join(other, 'dist/workers'), { recursive: true });
     symlinkSync(join(ROOT, 'node_modules'), join(other, 'node_modules'));

@@ -63,7 +63,7 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 describe('the npm package, installed from its tarball', () => {
   it('holds the compiled server, the recorded answers, the built extension and its zip; no sources or tests', () => {
     const list = run('tar', ['-tzf', tgz]).out.split('\n');
-    for (const f of ['package/bin/gasoline', 'package/dist/src/cli.js', 'package/dist/workers/ingest.js', 'package/dist/workers/scan.js', 'package/dist/bridge-answers.json', 'package/dist/gasoline-extension.zip', 'package/extension/dist/manifest.json', 'package/extension/dist/sw.js', 'package/README.md']) {
+    for (const f of ['package/bin/gasoline', 'package/bin/package.json', 'package/dist/src/entry/early.cjs', 'package/dist/src/cli.js', 'package/dist/workers/ingest.js', 'package/dist/workers/scan.js', 'package/dist/bridge-answers.json', 'package/dist/gasoline-extension.zip', 'package/extension/dist/manifest.json', 'package/extension/dist/sw.js', 'package/README.md']) {
       expect(list, f).toContain(f);
     }
     expect(list.filter((f) => /\.ts$|^package\/(test|bench|src|workers)\/|^package\/dist\/(test|bench)\//.test(f))).toEqual([]);

@@ -232,6 +232,25 @@ describe('import rule', () => {
     expect(fetches).toEqual([]);
   });
 
+  it('bin/gasoline\'s first file (src/entry/early.ts, bundled with its own copies of what it imports) reaches only node built-ins and stateless modules of ours', () => {
+    const reached = new Set<string>();
+    const packages = new Set<string>();
+    const stack = ['src/entry/early.ts'];
+    while (stack.length) {
+      const f = stack.pop()!;
+      if (reached.has(f)) continue;
+      reached.add(f);
+      for (const spec of runtimeImports(f, sources.get(f) ?? '')) {
+        if (spec.startsWith('.')) stack.push(resolveSpecifier(f, spec));
+        else packages.add(spec);
+      }
+    }
+    expect([...packages].filter((p) => !p.startsWith('node:')).sort()).toEqual([]);
+    // a second copy of a module with state (the log level and file, a registry) would not be the one the program configures
+    expect([...reached].filter((f) => within(f, ['src/log.ts', 'src/log-file.ts', 'src/config.ts', 'src/cli.ts', 'src/metrics.ts'])).sort()).toEqual([]);
+    expect([...reached].sort()).toEqual(['src/bridge/options.ts', 'src/cli-options.ts', 'src/daemon/client-id-pattern.ts', 'src/entry/early.ts', 'src/mcp/early-stdio.ts', 'src/mcp/recorded-answers.ts', 'src/mcp/stdout-writer.ts']);
+  });
+
   it('no import cycle between files', () => {
     expect(cycles()).toEqual([]);
   });
