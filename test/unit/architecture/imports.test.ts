@@ -195,6 +195,23 @@ describe('import rule', () => {
     });
   }
 
+  /** what these files import at run time, directly or not: our files, and the packages named */
+  function runtimeReach(roots: string[]): { reached: Set<string>; packages: Set<string> } {
+    const reached = new Set<string>();
+    const packages = new Set<string>();
+    const stack = [...roots];
+    while (stack.length) {
+      const f = stack.pop()!;
+      if (reached.has(f)) continue;
+      reached.add(f);
+      for (const spec of runtimeImports(f, sources.get(f) ?? '')) {
+        if (spec.startsWith('.')) stack.push(resolveSpecifier(f, spec));
+        else packages.add(spec);
+      }
+    }
+    return { reached, packages };
+  }
+
   it('the bridge loads no engine: nothing it imports, directly or not, is uWS, a worker, the pool, shared memory, the read engine or the app', () => {
     const next = new Map<string, string[]>();
     for (const e of edges) next.set(e.from, [...(next.get(e.from) ?? []), e.to]);
@@ -212,18 +229,7 @@ describe('import rule', () => {
   });
 
   it('a running bridge loads no schema, SDK or fetch: what index.ts and options.ts import at run time, directly or not, is node built-ins and small modules of ours', () => {
-    const reached = new Set<string>();
-    const packages = new Set<string>();
-    const stack = ['src/bridge/options.ts', 'src/bridge/index.ts'];
-    while (stack.length) {
-      const f = stack.pop()!;
-      if (reached.has(f)) continue;
-      reached.add(f);
-      for (const spec of runtimeImports(f, sources.get(f) ?? '')) {
-        if (spec.startsWith('.')) stack.push(resolveSpecifier(f, spec));
-        else packages.add(spec);
-      }
-    }
+    const { reached, packages } = runtimeReach(['src/bridge/options.ts', 'src/bridge/index.ts']);
     // zod alone is 14 MB of a bridge's 45; the SDK and fetch (undici) another 16 (PERFORMANCE.md)
     expect([...packages].filter((p) => !p.startsWith('node:')).sort()).toEqual([]);
     expect([...reached].filter((f) => within(f, ['src/config.ts', 'src/cli.ts', 'src/mcp/tool-defs.ts', 'src/mcp/transport.ts', 'src/mcp/guide.ts'])).sort()).toEqual([]);
@@ -233,18 +239,7 @@ describe('import rule', () => {
   });
 
   it('bin/gasoline\'s first file (src/entry/early.ts, bundled with its own copies of what it imports) reaches only node built-ins and stateless modules of ours', () => {
-    const reached = new Set<string>();
-    const packages = new Set<string>();
-    const stack = ['src/entry/early.ts'];
-    while (stack.length) {
-      const f = stack.pop()!;
-      if (reached.has(f)) continue;
-      reached.add(f);
-      for (const spec of runtimeImports(f, sources.get(f) ?? '')) {
-        if (spec.startsWith('.')) stack.push(resolveSpecifier(f, spec));
-        else packages.add(spec);
-      }
-    }
+    const { reached, packages } = runtimeReach(['src/entry/early.ts']);
     expect([...packages].filter((p) => !p.startsWith('node:')).sort()).toEqual([]);
     // a second copy of a module with state (the log level and file, a registry) would not be the one the program configures
     expect([...reached].filter((f) => within(f, ['src/log.ts', 'src/log-file.ts', 'src/config.ts', 'src/cli.ts', 'src/metrics.ts'])).sort()).toEqual([]);
