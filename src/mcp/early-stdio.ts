@@ -22,7 +22,7 @@ export interface EarlyStdio {
   /**
    * Settles once the first line is answered or left to the server (or stdin ends first). The
    * engine's loading waits for it, bounded (bin/gasoline): started at once, its module reads and
-   * compiles took turns with the stdin read and put 10–15 ms on the first answer.
+   * compiles took turns with the stdin read: ~4 ms on the first answer (PERFORMANCE.md "Cold start").
    */
   readonly decided: Promise<void>;
   /** stops reading and puts every byte read so far back into stdin, for the server's transport */
