@@ -246,10 +246,10 @@ export function encodeRecords(kindId: number, recs: ReadonlyArray<{ ts: number }
     for (let j = 0; j < recs.length; j++) {
       const row = verbatim[j]!;
       if (row < 0) continue;
-      // detection gave an error its signature, the one key a record gets after normalisation: a map
-      // with room in its header takes it as one more pair, a msgpackr record cannot
+      // detection gave an error its signature, the one key a record gets after normalisation: it
+      // travels in front of the bytes (stageBytes), so any 32-bit one keeps the record as its bytes
       const sig = (recs[j] as { _sig?: number })._sig;
-      if (sig !== undefined && !(spans.takesPair(row) && Number.isInteger(sig) && sig >= -0x80000000 && sig <= 0xffffffff)) verbatim[j] = -1;
+      if (sig !== undefined && !(Number.isInteger(sig) && sig >= -0x80000000 && sig <= 0xffffffff)) verbatim[j] = -1;
       else kept++;
     }
     if (kept > 0) return encodeMixed(kindId, recs, tab, into, spans, kept);
@@ -353,15 +353,15 @@ function stage(json: string): Uint8Array {
   return view;
 }
 
-/** `_sig` as a msgpack key (fixstr), and the most its value adds: a 32-bit int */
-const SIG_KEY = Buffer.from([0xa4, 0x5f, 0x73, 0x69, 0x67]);
-const SIG_BYTES = SIG_KEY.length + 5;
+/** the most a signature prefix takes: a msgpack int32 or uint32 (stored-record.ts reads it back) */
+const SIG_BYTES = 5;
 
 /**
  * A record's bytes from its frame (record-spans.ts: its structures' definitions spliced in), copied
  * to the next 8-byte boundary of the staging buffer (plain memcpys: both are ordinary memory). With
- * `sig` (a 32-bit int; the element a map with room for one more pair, as encodeRecords made sure),
- * the map gets `_sig: sig` last, where JSON.stringify would put the key detection added last.
+ * `sig` (a 32-bit int), the bytes are preceded by it as a msgpack int: a map could take it as one
+ * more pair only with room in its header, a msgpackr record not at all, and errors, the records
+ * that have one, then went to JSON (~10 % of the bench's records, most of the encode stage).
  */
 function stageBytes(spans: RecordSpans, row: number, sig?: number): Uint8Array {
   const bare = spans.size(row);
@@ -369,34 +369,22 @@ function stageBytes(spans: RecordSpans, row: number, sig?: number): Uint8Array {
   const shared = room(len);
   const out = shared ? staging : new Uint8Array(len);
   const at = shared ? stagingPos : 0;
-  let n = spans.write(row, out, at);
-  if (sig !== undefined) n = appendSig(out, at, n, sig);
+  const pre = sig === undefined ? 0 : writeSig(out, at, sig);
+  const n = pre + spans.write(row, out, at + pre);
   if (!shared) return out.subarray(0, n);
   stagingPos = align8(at + n);
   return new Uint8Array(staging.buffer, staging.byteOffset + at, n);
 }
 
-/** `_sig: sig` added to the map copied at `at` (`n` bytes, its header known to have room): its new length */
-function appendSig(out: Uint8Array, at: number, n: number, sig: number): number {
-  const h = out[at]!;
-  if (h === 0xde) {
-    const pairs = ((out[at + 1]! << 8) | out[at + 2]!) + 1;
-    out[at + 1] = pairs >> 8;
-    out[at + 2] = pairs & 0xff;
-  } else if (h === 0xdf) {
-    const view = new DataView(out.buffer, out.byteOffset + at + 1, 4);
-    view.setUint32(0, view.getUint32(0) + 1);
-  } else out[at] = h + 1; // a fixmap
-  out.set(SIG_KEY, at + n);
-  const v = new DataView(out.buffer, out.byteOffset + at + n + SIG_KEY.length, 5);
-  if (sig < 0) {
-    v.setUint8(0, 0xd2);
-    v.setInt32(1, sig);
-  } else {
-    v.setUint8(0, 0xce);
-    v.setUint32(1, sig);
-  }
-  return n + SIG_BYTES;
+/** `sig` as a msgpack int32 (negative) or uint32 at `at`: 5 bytes */
+function writeSig(out: Uint8Array, at: number, sig: number): number {
+  out[at] = sig < 0 ? 0xd2 : 0xce;
+  const u = sig >>> 0;
+  out[at + 1] = u >>> 24;
+  out[at + 2] = (u >>> 16) & 0xff;
+  out[at + 3] = (u >>> 8) & 0xff;
+  out[at + 4] = u & 0xff;
+  return SIG_BYTES;
 }
 
 /** An ASCII array's JSON as stageAscii staged it: its buffer, where the JSON starts, where the next record's copy goes. */

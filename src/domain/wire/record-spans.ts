@@ -130,20 +130,6 @@ export class RecordSpans {
     copyBytes(b, cur, end, out, to);
     return to + (end - cur) - at;
   }
-
-  /**
-   * whether the element is a map whose header can count one more pair in place (a msgpackr record
-   * cannot: its keys are its structure's; a fixmap of 15 pairs would need a wider header)
-   */
-  takesPair(row: number): boolean {
-    const b = this.bytes;
-    const at = this.start[row]!;
-    const t = b[at]!;
-    if (t >= 0x80 && t < 0x8f) return true;
-    if (t === 0xde) return ((b[at + 1]! << 8) | b[at + 2]!) < 0xffff;
-    if (t === 0xdf) return b[at + 1]! * 0x1000000 + ((b[at + 2]! << 16) | (b[at + 3]! << 8) | b[at + 4]!) < 0xffffffff;
-    return false;
-  }
 }
 
 /**

@@ -5,7 +5,9 @@
  * JSON record starts with `{`, which no msgpack map does.
  *
  * Verbatim bytes read back here with the options the worker decoded the frame with, so a reader
- * gets exactly the object the worker validated, redacted and saw.
+ * gets exactly the object the worker validated, redacted and saw. An error's signature (`_sig`,
+ * added by detection) precedes such bytes as a msgpack int32 or uint32 (0xd2 / 0xce, which no
+ * stored map or record starts with) and becomes the object's last key, where JSON has it.
  */
 import { Unpackr } from 'msgpackr';
 
@@ -16,10 +18,19 @@ const unpackr = new Unpackr(UNPACK_OPTIONS);
 
 const OPEN_BRACE = 0x7b;
 
+const INT32 = 0xd2;
+const UINT32 = 0xce;
+
 export function readStoredRecord(payload: Uint8Array): unknown {
-  if (payload[0] === OPEN_BRACE) return JSON.parse(Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString('utf8'));
+  const first = payload[0];
+  if (first === OPEN_BRACE) return JSON.parse(Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString('utf8'));
   // msgpackr cannot read a view of shared memory
-  return unpackr.unpack(payload.buffer instanceof SharedArrayBuffer ? Uint8Array.prototype.slice.call(payload) : payload);
+  const own = payload.buffer instanceof SharedArrayBuffer ? Uint8Array.prototype.slice.call(payload) : payload;
+  if (first !== INT32 && first !== UINT32) return unpackr.unpack(own);
+  const u = own[1]! * 0x1000000 + ((own[2]! << 16) | (own[3]! << 8) | own[4]!);
+  const rec = unpackr.unpack(own.subarray(5)) as Record<string, unknown>;
+  rec._sig = first === INT32 ? u | 0 : u;
+  return rec;
 }
 
 /** whether a payload is a verbatim msgpack record rather than JSON */

@@ -2,8 +2,8 @@
  * A record stored as its producer's msgpack bytes ("verbatim", process.ts) must read back as what
  * the JSON path would have stored for it, and only a record nothing changed may be stored so:
  * stripped keys, a repeated key (its first value never seen by redaction), an ISO time, a filled-in
- * page URL, a redaction, a truncation or a detection signature each send the record down the JSON
- * path, and their bytes never reach the ring. Held on the bench mix, on hand-made cases, and on
+ * page URL, a redaction or a truncation each send the record down the JSON path, and their bytes
+ * never reach the ring; a detection signature travels in front of the bytes. Held on the bench mix, on hand-made cases, and on
  * random records (with secrets, repeats and long values) against the same frame processed without
  * spans (the JSON path for every record).
  */
@@ -122,24 +122,30 @@ describe.each(FORMS)('records stored as their producer’s bytes, frames in %s',
     expect(readStoredRecord(verbatim[1]!.payload)).toMatchObject({ message_truncated: true });
   });
 
-  it('adds an error’s signature to its bytes as the map’s last pair, as JSON would have it, in every map header form', () => {
-    const r = both(pack(batch({ logs: [log({ level: 'error', message: 'TypeError: boom' }), log({ type: 'exception', level: 'error', message: 'ReferenceError: x is not defined', stack: 'at f (http://app.test/a.js:1:2)' })] })), true);
-    expect(r.verbatim.map(isVerbatim)).toEqual([true, true]);
+  it('keeps an error as its bytes, its signature in front of them, read back as the last key as JSON has it', () => {
+    const r = both(encode(batch({ logs: [log({ level: 'error', message: 'TypeError: boom' }), log({ type: 'exception', level: 'error', message: 'ReferenceError: x is not defined', stack: 'at f (http://app.test/a.js:1:2)' }), log()] })), true);
+    expect(r.verbatim.map(isVerbatim)).toEqual([true, true, true]);
     expectSameRecords(r);
-    for (const v of r.verbatim) {
+    r.verbatim.forEach((v, i) => {
       const rec = readStoredRecord(v.payload) as Record<string, unknown>;
+      if (i === 2) {
+        expect(rec).not.toHaveProperty('_sig');
+        return;
+      }
+      expect([0xd2, 0xce]).toContain(v.payload[0]);
       expect(Object.keys(rec).at(-1)).toBe('_sig');
       expect(Number.isInteger(rec._sig)).toBe(true);
-    }
-    // by hand: a fixmap with room (5 pairs → 6), and a full one (15 pairs: no room in place, so JSON)
+    });
+    // by hand: a full fixmap (15 pairs, no room in its header) is kept too, and both signs of a signature read back
     const key = (k: string) => pack(k);
-    const small = Buffer.concat([Buffer.from([0x85]), key('ts'), pack(1_764_000_000_000), key('level'), pack('error'), key('type'), pack('console'), key('message'), pack('boom'), key('url'), pack('http://app.test/')]);
-    const fifteen = Buffer.concat([Buffer.from([0x8f]), key('ts'), pack(1_764_000_000_000), key('level'), pack('error'), key('type'), pack('console'), key('message'), pack('boom'), key('url'), pack('http://app.test/'), key('source'), pack('a.js'), key('filename'), pack('a.js'), key('lineno'), pack(1), key('colno'), pack(2), key('method'), pack('GET'), key('request_url'), pack('http://app.test/r'), key('status'), pack(500), key('status_text'), pack('err'), key('duration'), pack(3), key('error'), pack('e')]);
-    const bytes = Buffer.concat([Buffer.from([0x85]), key('t'), pack('batch'), key('seq'), pack(1), key('sent_at'), pack(2), key('page_url'), pack('http://app.test/'), key('logs'), Buffer.from([0x92]), small, fifteen]);
-    const hand = both(bytes, true);
-    expect(hand.verbatim.map(isVerbatim)).toEqual([true, false]);
+    const fifteen = (message: string) => Buffer.concat([Buffer.from([0x8f]), key('ts'), pack(1_764_000_000_000), key('level'), pack('error'), key('type'), pack('console'), key('message'), pack(message), key('url'), pack('http://app.test/'), key('source'), pack('a.js'), key('filename'), pack('a.js'), key('lineno'), pack(1), key('colno'), pack(2), key('method'), pack('GET'), key('request_url'), pack('http://app.test/r'), key('status'), pack(500), key('status_text'), pack('err'), key('duration'), pack(3), key('error'), pack('e')]);
+    const messages = Array.from({ length: 40 }, (_, i) => `Error number ${'x'.repeat(i)} boom`);
+    const arr = Buffer.concat([Buffer.from([0xdc, 0, messages.length]), ...messages.map(fifteen)]);
+    const hand = both(Buffer.concat([Buffer.from([0x85]), key('t'), pack('batch'), key('seq'), pack(1), key('sent_at'), pack(2), key('page_url'), pack('http://app.test/'), key('logs'), arr]), true);
+    expect(hand.verbatim.every(isVerbatim)).toBe(true);
     expectSameRecords(hand);
-    expect(hand.verbatim[0]!.payload[0]).toBe(0x86);
+    const firsts = new Set(hand.verbatim.map((v) => v.payload[0]));
+    expect(firsts).toEqual(new Set([0xd2, 0xce]));
   });
 
   it('stores nothing as bytes when the redactor cannot say which records are clean, or with no spans', () => {
@@ -186,11 +192,12 @@ describe.each(FORMS)('records stored as their producer’s bytes, frames in %s',
 });
 
 describe('records of the record extension', () => {
-  it('stores an error as JSON: its signature cannot join a structure in place', () => {
-    const r = both(records.pack(batch({ logs: [log({ level: 'error', message: 'TypeError: boom' }), log()] })), true);
-    expect(r.verbatim.map(isVerbatim)).toEqual([false, true]);
+  it('keeps an error as its bytes though its structure cannot take one more key: the signature goes in front', () => {
+    const r = both(records.pack(batch({ logs: [log({ level: 'error', message: 'TypeError: boom' }), log(), log({ level: 'error', message: 'TypeError: again' })] })), true);
+    expect(r.verbatim.map(isVerbatim)).toEqual([true, true, true]);
     expectSameRecords(r);
     expect(readStoredRecord(r.verbatim[0]!.payload)).toHaveProperty('_sig');
+    expect(readStoredRecord(r.verbatim[2]!.payload)).toHaveProperty('_sig');
   });
 
   it('never stores the bytes of a record whose structure repeats a key', () => {
