@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import type { CompareMetric, Figure } from './slo.js';
 import { ROOT } from './load/server-proc.js';
 import { runSuite } from './suite.js';
+import { pairedWorkerPath, type PairedResult } from './micro/paired-worker-path.js';
 
 export interface CompareRow extends CompareMetric {
   base: number[];
@@ -31,6 +32,8 @@ export interface CompareResult {
   base_commit: string;
   rounds: number;
   rows: CompareRow[];
+  /** the two builds' worker paths side by side in one process (paired-worker-path.ts), or why not measured */
+  paired_worker_path: PairedResult | string;
   pass: boolean;
   build_seconds: number;
 }
@@ -81,7 +84,13 @@ function buildBase(ref: string, log: (m: string) => void): { dir: string; commit
 export async function runCompare(o: { ref: string; rounds: number; metrics: CompareMetric[]; log: (m: string) => void }): Promise<CompareResult> {
   const base = buildBase(o.ref, o.log);
   const samples: { base: Array<Record<string, Figure>>; head: Array<Record<string, Figure>> } = { base: [], head: [] };
+  let paired: PairedResult | string = 'not run';
   try {
+    // first, while this process runs nothing else: the per-round ratio is what a whole-daemon
+    // figure cannot show beyond this machine's noise
+    o.log('worker path, base and head side by side in this process …');
+    paired = await pairedWorkerPath(base.dir, ROOT);
+    o.log(`  ${typeof paired === 'string' ? `not measured: ${paired}` : `head/base ${paired.ratio} (p25 ${paired.ratio_p25}, p75 ${paired.ratio_p75}); ${paired.base_us} → ${paired.head_us} µs a record`}`);
     for (let i = 0; i < o.rounds; i++) {
       // A B, then B A, …: neither side always runs second (a drift or warm page cache favours one)
       for (const side of i % 2 === 0 ? (['base', 'head'] as const) : (['head', 'base'] as const)) {
@@ -94,6 +103,7 @@ export async function runCompare(o: { ref: string; rounds: number; metrics: Comp
     base.cleanup();
   }
   const rows: CompareRow[] = o.metrics.map((m) => {
+    if (m.metric === PAIRED_WORKER_PATH) return pairedRow(m, paired);
     const pick = (fs: Array<Record<string, Figure>>): Array<number | null> => fs.map((f) => (typeof f[m.metric] === 'number' ? (f[m.metric] as number) : null));
     const b = pick(samples.base);
     const h = pick(samples.head);
@@ -109,12 +119,28 @@ export async function runCompare(o: { ref: string; rounds: number; metrics: Comp
     const regressed = m.better === 'higher' ? ratio < 1 - m.tolerance : ratio > 1 + m.tolerance;
     return { ...m, base: bn, head: hn, base_median: bm, head_median: hm, ratio: Math.round(ratio * 1000) / 1000, observed_noise: Math.round(noise * 1000) / 1000, verdict: regressed ? 'REGRESSED' : 'ok' };
   });
-  return { ref: o.ref, base_commit: base.commit, rounds: o.rounds, rows, pass: rows.every((r) => r.verdict !== 'REGRESSED'), build_seconds: base.seconds };
+  return { ref: o.ref, base_commit: base.commit, rounds: o.rounds, rows, paired_worker_path: paired, pass: rows.every((r) => r.verdict !== 'REGRESSED'), build_seconds: base.seconds };
+}
+
+/** the compare metric the paired in-process rounds answer, not the suite's rounds */
+export const PAIRED_WORKER_PATH = 'paired.worker_path_us_per_record';
+
+/**
+ * Its row: the medians per side, the median of the per-round ratios (not the ratio of the medians:
+ * each round's pair saw the same neighbours), and half the interquartile range of those ratios as
+ * this run's noise. Exported for its test.
+ */
+export function pairedRow(m: CompareMetric, p: PairedResult | string): CompareRow {
+  if (typeof p === 'string') return { ...m, base: [], head: [], base_median: null, head_median: null, ratio: null, observed_noise: null, verdict: 'not measured' };
+  const regressed = m.better === 'higher' ? p.ratio < 1 - m.tolerance : p.ratio > 1 + m.tolerance;
+  return { ...m, base: [p.base_us], head: [p.head_us], base_median: p.base_us, head_median: p.head_us, ratio: p.ratio, observed_noise: Math.round(((p.ratio_p75 - p.ratio_p25) / 2) * 1000) / 1000, verdict: regressed ? 'REGRESSED' : 'ok' };
 }
 
 export function compareTable(r: CompareResult): string {
   const head = `| figure | better | base (median of ${r.rounds}) | head | head/base | tolerance | noise this run | verdict |\n|---|---|---|---|---|---|---|---|`;
   const fmt = (v: number | null): string => (v === null ? '—' : v.toLocaleString('en-US', { maximumFractionDigits: 3 }));
   const body = r.rows.map((x) => `| ${x.metric} | ${x.better} | ${fmt(x.base_median)} | ${fmt(x.head_median)} | ${fmt(x.ratio)} | ±${Math.round(x.tolerance * 100)} % | ${x.observed_noise === null ? '—' : `${Math.round(x.observed_noise * 100)} %`} | ${x.verdict === 'REGRESSED' ? '**REGRESSED**' : x.verdict} |`);
-  return [head, ...body].join('\n');
+  const p = r.paired_worker_path;
+  const note = typeof p === 'string' ? '' : `\n\n${PAIRED_WORKER_PATH}: both builds' worker task in this process, ${p.rounds} alternated 120 ms CPU rounds on the same frames; head/base is the median of the per-round ratios (p25 ${p.ratio_p25}, p75 ${p.ratio_p75}), its noise half their spread.`;
+  return [head, ...body].join('\n') + note;
 }
