@@ -1,0 +1,50 @@
+/**
+ * A ring payload read back in each of its forms: JSON, a verbatim msgpack map or record, and a
+ * verbatim one preceded by its error signature (an int32 or uint32), also from shared memory as the
+ * rings hand it out. The signature becomes the last key, as JSON has it.
+ */
+import { Packr, pack } from 'msgpackr';
+import { describe, expect, it } from 'vitest';
+import { isVerbatim, readStoredRecord } from '../../../src/domain/wire/stored-record.js';
+
+const rec = { ts: 1_764_000_000_000, level: 'error', type: 'console', message: 'TypeError: boom', url: 'http://app.test/' };
+
+function withSig(sig: number, body: Uint8Array): Uint8Array {
+  const head = Buffer.alloc(5);
+  if (sig < 0) {
+    head[0] = 0xd2;
+    head.writeInt32BE(sig, 1);
+  } else {
+    head[0] = 0xce;
+    head.writeUInt32BE(sig, 1);
+  }
+  return Buffer.concat([head, body]);
+}
+
+/** the bytes as a view into a SharedArrayBuffer at an odd offset, as a ring read may give them */
+function shared(b: Uint8Array): Uint8Array {
+  const sab = new SharedArrayBuffer(b.length + 3);
+  const view = new Uint8Array(sab, 3, b.length);
+  view.set(b);
+  return view;
+}
+
+describe('readStoredRecord', () => {
+  it('reads JSON and plain verbatim bytes as they are', () => {
+    expect(readStoredRecord(Buffer.from(JSON.stringify({ ...rec, _sig: 7 })))).toEqual({ ...rec, _sig: 7 });
+    expect(readStoredRecord(pack(rec))).toEqual(rec);
+    expect(readStoredRecord(shared(pack(rec)))).toEqual(rec);
+    expect(isVerbatim(pack(rec))).toBe(true);
+  });
+
+  it.each([0, 1, 0x7fffffff, 0x80000000, 0xffffffff, -1, -0x80000000])('reads a signature %d in front of a map or a msgpackr record, last among the keys', (sig) => {
+    for (const body of [pack(rec), new Packr({ useRecords: true }).pack(rec)]) {
+      for (const bytes of [withSig(sig, body), shared(withSig(sig, body))]) {
+        const got = readStoredRecord(bytes) as Record<string, unknown>;
+        expect(got).toEqual({ ...rec, _sig: sig });
+        expect(Object.keys(got).at(-1)).toBe('_sig');
+        expect(isVerbatim(bytes)).toBe(true);
+      }
+    }
+  });
+});
