@@ -21,11 +21,29 @@ const OPEN_BRACE = 0x7b;
 const INT32 = 0xd2;
 const UINT32 = 0xce;
 
+/** verbatim payloads up to this size are copied out of shared memory into one buffer the thread keeps */
+const SCRATCH_MAX = 256 * 1024;
+let scratch = Buffer.allocUnsafeSlow(16 * 1024);
+
+/**
+ * msgpackr cannot read a view of shared memory. A copy into a buffer the thread keeps, not a
+ * `slice`: a slice allocates an ArrayBuffer per record, which made reading a verbatim record back
+ * ~2× what JSON.parse of the same record cost (3.5–6 against 1.6–2.5 µs; with this copy, 2.6).
+ * Nothing decoded refers to the bytes afterwards: strings are copied, bin values too (copyBuffers).
+ */
+function ownBytes(payload: Uint8Array): Uint8Array {
+  if (!(payload.buffer instanceof SharedArrayBuffer)) return payload;
+  const n = payload.byteLength;
+  if (n > SCRATCH_MAX) return Uint8Array.prototype.slice.call(payload);
+  if (n > scratch.length) scratch = Buffer.allocUnsafeSlow(Math.min(SCRATCH_MAX, n * 2));
+  scratch.set(payload);
+  return scratch.subarray(0, n);
+}
+
 export function readStoredRecord(payload: Uint8Array): unknown {
   const first = payload[0];
   if (first === OPEN_BRACE) return JSON.parse(Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString('utf8'));
-  // msgpackr cannot read a view of shared memory
-  const own = payload.buffer instanceof SharedArrayBuffer ? Uint8Array.prototype.slice.call(payload) : payload;
+  const own = ownBytes(payload);
   if (first !== INT32 && first !== UINT32) return unpackr.unpack(own);
   const u = own[1]! * 0x1000000 + ((own[2]! << 16) | (own[3]! << 8) | own[4]!);
   const rec = unpackr.unpack(own.subarray(5)) as Record<string, unknown>;

@@ -47,4 +47,12 @@ describe('readStoredRecord', () => {
       }
     }
   });
+
+  it('reads records from shared memory one after another through one reused copy, small and large, without one changing another', () => {
+    const a = { ...rec, message: 'first', args: ['x', { deep: 'y' }] };
+    const b = { ...rec, message: 'second '.repeat(5000) };
+    const c = { ...rec, message: 'z'.repeat(300_000) };
+    const got = [a, b, a, c, b].map((r) => readStoredRecord(shared(pack(r))));
+    expect(got).toEqual([a, b, a, c, b]);
+  });
 });
