@@ -30,6 +30,8 @@ let scratch = Buffer.allocUnsafeSlow(16 * 1024);
  * `slice`: a slice allocates an ArrayBuffer per record, which made reading a verbatim record back
  * ~2× what JSON.parse of the same record cost (3.5–6 against 1.6–2.5 µs; with this copy, 2.6).
  * Nothing decoded refers to the bytes afterwards: strings are copied, bin values too (copyBuffers).
+ * Not decode.ts's frame buffer: a frame's copy must stay as it is until its batch is committed
+ * (record-spans.ts stores from it), and a read may come in between.
  */
 function ownBytes(payload: Uint8Array): Uint8Array {
   if (!(payload.buffer instanceof SharedArrayBuffer)) return payload;
