@@ -53,6 +53,13 @@ export function tooManyWords(s: string): boolean {
   const last = s.charCodeAt(end) | 0x20;
   // ':' | 0x20 is ':', '=' is '=', '>' is '>'; 'S' and 'E' fold to 's' and 'e'
   const limit = last === 58 || last === 61 || last === 62 || last === 115 || last === 101 ? 4 : 1;
+  // The runs that begin with a ' ' after a word, found by indexOf (memchr) instead of a loop over
+  // every character of a sliced string (what msgpackr's strings are): a subset of the runs, so
+  // more than `limit` of them already says "too many", as it does for most phrases
+  let spaced = 0;
+  for (let i = s.indexOf(' ', 1); i >= 0 && i < end; i = s.indexOf(' ', i + 1)) {
+    if (!isSpace(s.charCodeAt(i - 1)) && ++spaced > limit) return true;
+  }
   let runs = 0;
   let word = false;
   for (let i = 0; i <= end; i++) {

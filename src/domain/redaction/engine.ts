@@ -472,8 +472,10 @@ function collect(v: unknown, out: string[], depth: number): boolean {
     let keyed = false;
     if (Array.isArray(v)) for (const x of v) keyed = collect(x, out, depth + 1) || keyed;
     else
+      // a key's own text is not pushed: nothing redacts a key (redactValue and redactHeaders
+      // rewrite values only), so a key that looks like a secret only sent records down the slow
+      // path for nothing; what a key says about its value is its flags, here
       for (const k of Object.keys(v)) {
-        out.push(k);
         const x = (v as Record<string, unknown>)[k];
         const f = keyFlags(k);
         // a secret-ish name (appKey) counts only with a value long enough to be shaped like a secret

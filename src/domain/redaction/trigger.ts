@@ -22,12 +22,16 @@ for (const c of 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_
 
 /** keywords of TRIGGER's key/value branch, lower case; 'pass' covers pass[wp], 'pw' covers pwd (a superset) */
 const KEYWORDS = ['key', 'secret', 'token', 'pass', 'pw', 'psw', 'pin', 'auth', 'cred', 'sess', 'sid', 'sig', 'jwt', 'otp', 'cookie', 'appid', 'hmac'].map((w) => [...w].map((c) => c.charCodeAt(0)));
-/** the keywords by their first (lower-case) letter: most positions start none */
-const BY_FIRST: number[][][] = Array.from({ length: 128 }, () => []);
-const FIRST = new Uint8Array(128);
+/**
+ * The keywords by their first two (lower-case) letters, (first << 7) | second: most positions
+ * start none. A table of first letters alone sent every 's', 't', 'p', 'a' and 'c' of a file
+ * name before a ':line' through the keyword loop (issue 17).
+ */
+const BY_PAIR: number[][][] = Array.from({ length: 128 * 128 }, () => []);
+const PAIR = new Uint8Array(128 * 128);
 for (const w of KEYWORDS) {
-  BY_FIRST[w[0]!]!.push(w);
-  FIRST[w[0]!] = 1;
+  BY_PAIR[(w[0]! << 7) | w[1]!]!.push(w);
+  PAIR[(w[0]! << 7) | w[1]!] = 1;
 }
 
 /** JavaScript's `\s` (and what `trim` removes), for one UTF-16 code unit */
@@ -64,13 +68,16 @@ function keyedBefore(s: string, p: number): boolean {
   for (let n = 0; n < 8 && j >= 0 && s.charCodeAt(j) === 92; n++) j--;
   const end = j + 1;
   // walk back over the id characters (at most 30: a keyword of ≤ 6 ending ≤ 24 before `end`),
-  // trying a keyword wherever one could start
+  // trying a keyword wherever its first two letters are; (c | 0x20) folds A-Z and keeps every id
+  // character below 128, and `next` is the one after `at`, read (an id character) a step before
+  let next = 0;
   for (let at = j; at >= 0 && end - at <= 30; at--) {
     const c = s.charCodeAt(at);
     if (c >= 128 || ID[c] !== 1) return false;
-    const lc = c | 0x20;
-    if (FIRST[lc] === 1 && end - at >= 2) {
-      for (const w of BY_FIRST[lc]!) if (at + w.length <= end && at + w.length >= end - 24 && wordAt(s, at, w)) return true;
+    const pair = ((c | 0x20) << 7) | next;
+    next = c | 0x20;
+    if (at < j && PAIR[pair] === 1) {
+      for (const w of BY_PAIR[pair]!) if (at + w.length <= end && at + w.length >= end - 24 && wordAt(s, at, w)) return true;
     }
   }
   return false;

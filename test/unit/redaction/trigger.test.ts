@@ -135,4 +135,37 @@ describe('the fast trigger', () => {
       });
     }
   });
+
+  // keys are not gathered (issue 17): nothing redacts a key, so a key's text marking its record
+  // only sent it down the slow path; what a key says about its value still marks it
+  it('marks a record by what its keys say of their values, not by the text of a key', () => {
+    const engine = compileRedaction();
+    const token = 'ghp_abcdefghijklmnopqrstuvwxyz0123456789';
+    const recs = [
+      { ts: 1, message: 'm', args: ['x', { [token]: 1 }] },
+      { ts: 1, message: 'm', args: ['x', { password: 'hunter2' }] },
+      { ts: 1, message: 'm', args: ['x', { apiKey: 'Zx81Qp3mWv7Lr2Tn' }] },
+      { ts: 1, message: 'm', args: ['x', { note: token }] },
+    ];
+    expect([...engine.triggered('logs', recs)]).toEqual([0, 1, 1, 1]);
+    // the record let through is one the rules leave as it was: its key is kept as it came
+    expect(engine.redactRecord('logs', structuredClone(recs[0]!))).toEqual(recs[0]);
+  });
+
+  // the keyword branch is found by its first two letters read backwards from the ':' or '='
+  it('finds every keyword of the key/value branch in any case, at the start of the text and 24 characters before the separator', () => {
+    const words = ['key', 'secret', 'token', 'pass', 'pw', 'psw', 'pin', 'auth', 'cred', 'sess', 'sid', 'sig', 'jwt', 'otp', 'cookie', 'appid', 'hmac'];
+    for (const w of words) {
+      for (const form of [w, w.toUpperCase(), w[0]!.toUpperCase() + w.slice(1)]) {
+        for (const s of [`${form}:`, `${form}=`, `x.${form}${'_'.repeat(24)}:`, `"${form}"  :`, `a ${form}\\"=`]) {
+          expect(TRIGGER.test(s), s).toBe(true);
+          expect(mayTrigger(s), s).toBe(true);
+        }
+        // 25 characters between the keyword and the separator: the branch does not reach
+        const far = `${form}${'_'.repeat(25)}:`;
+        expect(TRIGGER.test(far), far).toBe(false);
+        expect(mayTrigger(far), far).toBe(false);
+      }
+    }
+  });
 });
