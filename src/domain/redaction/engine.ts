@@ -470,7 +470,12 @@ function collect(v: unknown, out: string[], depth: number): boolean {
   else if (v !== null && typeof v === 'object') {
     if (depth >= 32) return true;
     let keyed = false;
-    if (Array.isArray(v)) for (const x of v) keyed = collect(x, out, depth + 1) || keyed;
+    // a string or a number (most values) is handled here, not by a call that returns at once
+    if (Array.isArray(v))
+      for (const x of v) {
+        if (typeof x === 'string') out.push(x);
+        else if (x !== null && typeof x === 'object') keyed = collect(x, out, depth + 1) || keyed;
+      }
     else
       // a key's own text is not pushed: nothing redacts a key (redactValue and redactHeaders
       // rewrite values only), so a key that looks like a secret only sent records down the slow
@@ -480,7 +485,8 @@ function collect(v: unknown, out: string[], depth: number): boolean {
         const f = keyFlags(k);
         // a secret-ish name (appKey) counts only with a value long enough to be shaped like a secret
         if (f & SENSITIVE || (f & SECRETISH && typeof x === 'string' && x.length >= MIN_MIXED)) keyed = true;
-        keyed = collect(x, out, depth + 1) || keyed;
+        if (typeof x === 'string') out.push(x);
+        else if (x !== null && typeof x === 'object') keyed = collect(x, out, depth + 1) || keyed;
       }
     return keyed;
   }

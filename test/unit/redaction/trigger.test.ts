@@ -168,4 +168,18 @@ describe('the fast trigger', () => {
       }
     }
   });
+
+  // a URL's scheme before its ':' is skipped (no keyword is in "https"), unless the scheme is the end of a longer id
+  it('skips a URL scheme only where it is not the tail of a keyed id', () => {
+    for (const scheme of ['https', 'http', 'wss', 'ws']) {
+      for (const s of [`${scheme}://a.test/`, ` ${scheme}://a.test/`, `x=1&u=${scheme}://a.test/`]) {
+        expect(TRIGGER.test(s), s).toBe(false);
+        expect(mayTrigger(s), s).toBe(false);
+      }
+      for (const s of [`token${scheme}://a.test/`, `pass_${scheme}://a.test/`, `SECRET.${scheme}://a.test/`, `x ${scheme}.key://a.test/`]) {
+        expect(TRIGGER.test(s), s).toBe(true);
+        expect(mayTrigger(s), s).toBe(true);
+      }
+    }
+  });
 });
