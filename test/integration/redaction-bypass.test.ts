@@ -114,6 +114,22 @@ describe('(b) console argument lists', () => {
   });
 });
 
+describe('(b2) a secret as an object key', () => {
+  it('a map keyed by tokens in a console argument is stored and answered with its keys redacted', async () => {
+    const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiI0MiJ9.Qm9yZWQgdG9rZW4gc2ln';
+    const ghp = 'ghp_Kx8cV7bN6mL5kJ4hG3fD2sA1qW0eR9tY8uI7';
+    await send('bypass-key', { logs: [{ ts: Date.now(), level: 'log', type: 'console', message: 'sessions', args: ['sessions', { [jwt]: { user: 1 }, [ghp]: { user: 2 }, plain_name: 3 }] }] });
+    const answered = await observe({ what: 'logs', fold: false });
+    for (const secret of [jwt, ghp]) {
+      expectGone('answer', answered, secret, 12);
+      expectGone('ring', stored(), secret, 12);
+    }
+    expect(stored()).toContain('[REDACTED:jwt]');
+    expect(stored()).toContain('[REDACTED:github_token]');
+    expect(stored()).toContain('plain_name');
+  });
+});
+
 describe('(c) session headers and the contains oracle', () => {
   const SESSION = 'q8Zr2LmX0vTn5KpW7sYd3Hf';
   it('X-Session-Id is redacted at ingest; contains with a prefix of it finds nothing', async () => {

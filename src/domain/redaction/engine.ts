@@ -66,7 +66,10 @@ const ENCODED = /%[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|\\\/|\+/;
  * pair (record i, that index) into `uses`, for one look shared by every record that repeats it (a batch's
  * page URL sits in every record).
  */
-type Gather = (rec: Record<string, unknown>, i: number, parts: string[], collect: (v: unknown, out: string[], depth: number) => boolean, last: unknown[], slot: Int32Array, shared: string[], uses: number[]) => boolean;
+type Gather = (rec: Record<string, unknown>, i: number, parts: string[], collect: Collect, last: unknown[], slot: Int32Array, shared: string[], uses: number[]) => boolean;
+
+/** collect with the engine's keyInfo bound: what the gatherers call for an object field */
+type Collect = (v: unknown, out: string[], depth: number) => boolean;
 
 /**
  * One gatherer per kind, compiled once from its field list so that each field is read by name:
@@ -89,6 +92,11 @@ function compileGather(fields: readonly string[], repeats: readonly string[]): G
  */
 const REPEATS: Record<Kind, readonly string[]> = { logs: ['url'], ext_logs: ['url'], network: ['page_url'], network_bodies: [], ws_events: ['url'], actions: ['url'], perf: ['url'] };
 
+/** keyInfo's bit beside keyFlags' (SENSITIVE 1, SECRETISH 2, COUNTS 4): the key's own text may hold a secret */
+const KEY_TEXT = 8;
+/** how many keys an engine remembers keyInfo for (then it starts again) */
+const KEYS_KEPT = 4096;
+
 /** how many clean repeated strings an engine remembers, and the longest it keeps */
 const CLEAN_KEPT = 8;
 const CLEAN_MAX = 2048;
@@ -102,6 +110,11 @@ export class RedactionEngine {
   private readonly tally = new Map<string, number>();
   /** repeated strings the pre-filter found nothing in (markShared) */
   private readonly clean: string[] = [];
+  /** keyInfo's answers: an object key's flags and whether its own text may hold a secret */
+  private readonly keys = new Map<string, number>();
+  /** collect over this engine's keyInfo, made once: the gatherers call it for every object field */
+  private readonly collectText: Collect = (v, out, depth) => collect(v, out, depth, this.keyInfoFn);
+  private readonly keyInfoFn = (k: string): number => this.keyInfo(k);
 
   /**
    * `builtins: false` is the read-time engine (src/domain/redaction/read-rules.ts): only the user
@@ -171,7 +184,7 @@ export class RedactionEngine {
       starts[i] = at;
       const from = parts.length;
       const rec = recs[i]!;
-      if (gather(rec, i, parts, collect, last, slot, shared, uses)) hit[i] = 1;
+      if (gather(rec, i, parts, this.collectText, last, slot, shared, uses)) hit[i] = 1;
       // the argument list glued together goes through the same one scan: a token split in two
       if (Array.isArray(rec.args)) {
         if (hasLabel(rec.args)) hit[i] = 1;
@@ -333,13 +346,20 @@ export class RedactionEngine {
     // a "__proto__" key (JSON.parse makes it an own property) must stay a key, not become the prototype
     const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
     for (const [k, x] of Object.entries(v)) {
+      // a key that is itself a secret goes as text does; two that become the same label stay two
+      let key = k;
+      if (this.keyInfo(k) & KEY_TEXT) {
+        const redacted = this.redactText(k);
+        key = redacted;
+        if (redacted !== k) for (let n = 2; key in out; n++) key = `${redacted} #${n}`;
+      }
       // {password: "…"} as an object (console args, parsed bodies): the key says what the value is
       if (this.builtins && (typeof x === 'string' || typeof x === 'number') && (isKeyedSecret(k, x) || (vars?.has(k) === true && isSecretValue(x))) && !this.allow.has(String(x))) {
         const sv = String(x);
         const scheme = /^(Bearer|Basic|Token|Digest)\s+\S/i.exec(sv)?.[1];
         const cls = vars?.has(k) ? 'graphql_variable' : keyFlags(k) & SENSITIVE ? 'keyed_secret' : 'high_entropy';
-        out[k] = scheme ? this.count(scheme.toLowerCase(), `${scheme} [REDACTED:${scheme.toLowerCase()}]`) : this.count(cls, `[REDACTED:${cls}]`);
-      } else out[k] = this.redactValue(x, depth + 1, k === 'variables' && gql?.size ? gql : undefined);
+        out[key] = scheme ? this.count(scheme.toLowerCase(), `${scheme} [REDACTED:${scheme.toLowerCase()}]`) : this.count(cls, `[REDACTED:${cls}]`);
+      } else out[key] = this.redactValue(x, depth + 1, k === 'variables' && gql?.size ? gql : undefined);
     }
     return out;
   }
@@ -353,7 +373,7 @@ export class RedactionEngine {
     // no secret, and the per-call cost of a regex dominates on short strings.
     const parts: string[] = [];
     let keyed = false;
-    for (const k of TEXT_FIELDS[kind]) keyed = collect(rec[k], parts, 0) || keyed;
+    for (const k of TEXT_FIELDS[kind]) keyed = this.collectText(rec[k], parts, 0) || keyed;
     keyed &&= this.builtins;
     const joined = parts.join('\n');
     // indexOf is memchr-fast; the decoded second look is only for text that has an escape at all
@@ -374,6 +394,24 @@ export class RedactionEngine {
       if (found.length && typeof rec.message === 'string') rec.message = scrubMessage(rec.message, found);
     }
     return rec;
+  }
+
+  /**
+   * What an object key says (keyFlags: SENSITIVE, SECRETISH, COUNTS) and KEY_TEXT when the key's
+   * own text may hold a secret, so the rules run on it: a map keyed by session tokens or API keys
+   * (`{ "eyJ…": {…} }`) is a secret as a key. Remembered per key, bounded: keys repeat from record
+   * to record far more than values do, so a key costs one lookup, as keyFlags did alone.
+   */
+  private keyInfo(k: string): number {
+    let f = this.keys.get(k);
+    if (f === undefined) {
+      f = keyFlags(k);
+      // redactText leaves text shorter than 5 as it is
+      if (k.length >= 5 && (this.mayHold(k) || this.encodedSecret(k) || (ENCODED.test(k) && this.mayHoldDecoded(k)))) f |= KEY_TEXT;
+      if (this.keys.size >= KEYS_KEPT) this.keys.clear();
+      this.keys.set(k, f);
+    }
+    return f;
   }
 
   private redactHeaders(h: unknown): unknown {
@@ -465,7 +503,7 @@ export class RedactionEngine {
 }
 
 /** Gathers the text of a field; true when an object key names a secret (or the value is too deep to look at). */
-function collect(v: unknown, out: string[], depth: number): boolean {
+function collect(v: unknown, out: string[], depth: number, keyInfo: (k: string) => number): boolean {
   if (typeof v === 'string') out.push(v);
   else if (v !== null && typeof v === 'object') {
     if (depth >= 32) return true;
@@ -474,19 +512,19 @@ function collect(v: unknown, out: string[], depth: number): boolean {
     if (Array.isArray(v))
       for (const x of v) {
         if (typeof x === 'string') out.push(x);
-        else if (x !== null && typeof x === 'object') keyed = collect(x, out, depth + 1) || keyed;
+        else if (x !== null && typeof x === 'object') keyed = collect(x, out, depth + 1, keyInfo) || keyed;
       }
     else
-      // a key's own text is not pushed: nothing redacts a key (redactValue and redactHeaders
-      // rewrite values only), so a key that looks like a secret only sent records down the slow
-      // path for nothing; what a key says about its value is its flags, here
+      // a key's own text is pushed only when it may hold a secret (keyInfo, remembered per key):
+      // most keys are names (id, ok, role) that were most of an argument list's parts
       for (const k of Object.keys(v)) {
         const x = (v as Record<string, unknown>)[k];
-        const f = keyFlags(k);
+        const f = keyInfo(k);
+        if (f & KEY_TEXT) out.push(k);
         // a secret-ish name (appKey) counts only with a value long enough to be shaped like a secret
         if (f & SENSITIVE || (f & SECRETISH && typeof x === 'string' && x.length >= MIN_MIXED)) keyed = true;
         if (typeof x === 'string') out.push(x);
-        else if (x !== null && typeof x === 'object') keyed = collect(x, out, depth + 1) || keyed;
+        else if (x !== null && typeof x === 'object') keyed = collect(x, out, depth + 1, keyInfo) || keyed;
       }
     return keyed;
   }

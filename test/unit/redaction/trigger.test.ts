@@ -136,9 +136,8 @@ describe('the fast trigger', () => {
     }
   });
 
-  // keys are not gathered (issue 17): nothing redacts a key, so a key's text marking its record
-  // only sent it down the slow path; what a key says about its value still marks it
-  it('marks a record by what its keys say of their values, not by the text of a key', () => {
+  // a key is gathered only when its own text may hold a secret (issue 17): most keys are names
+  it('marks a record whose key is a secret, and one whose key names a secret value, and not one of plain names', () => {
     const engine = compileRedaction();
     const token = 'ghp_abcdefghijklmnopqrstuvwxyz0123456789';
     const recs = [
@@ -146,10 +145,23 @@ describe('the fast trigger', () => {
       { ts: 1, message: 'm', args: ['x', { password: 'hunter2' }] },
       { ts: 1, message: 'm', args: ['x', { apiKey: 'Zx81Qp3mWv7Lr2Tn' }] },
       { ts: 1, message: 'm', args: ['x', { note: token }] },
+      { ts: 1, message: 'm', args: ['x', { id: 7, ok: true, test_id: 'btn-save', role: 'button' }] },
     ];
-    expect([...engine.triggered('logs', recs)]).toEqual([0, 1, 1, 1]);
-    // the record let through is one the rules leave as it was: its key is kept as it came
-    expect(engine.redactRecord('logs', structuredClone(recs[0]!))).toEqual(recs[0]);
+    expect([...engine.triggered('logs', recs)]).toEqual([1, 1, 1, 1, 0]);
+    const out = engine.redactRecord('logs', structuredClone(recs[0]!)) as { args: unknown[] };
+    expect(out.args[1]).toEqual({ '[REDACTED:github_token]': 1 });
+  });
+
+  it('redacts secrets that are keys, at ingest and at egress, keeping two that become the same label apart', () => {
+    const engine = compileRedaction();
+    const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abcdefghijklmnop';
+    const jwt2 = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIyIn0.qrstuvwxyzabcdef';
+    const v = engine.redactValue({ sessions: { [jwt]: { user: 1 }, [jwt2]: { user: 2 } }, plain: 1 }) as Record<string, Record<string, unknown>>;
+    expect(v.sessions).toEqual({ '[REDACTED:jwt]': { user: 1 }, '[REDACTED:jwt] #2': { user: 2 } });
+    expect(v.plain).toBe(1);
+    expect(JSON.stringify(v)).not.toContain('eyJ');
+    // a key named like a secret but holding none is kept as it is, with its value's own rule
+    expect(engine.redactValue({ password: 'hunter2', token_count: 3 })).toEqual({ password: '[REDACTED:keyed_secret]', token_count: 3 });
   });
 
   // the keyword branch is found by its first two letters read backwards from the ':' or '='
