@@ -346,13 +346,7 @@ export class RedactionEngine {
     // a "__proto__" key (JSON.parse makes it an own property) must stay a key, not become the prototype
     const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
     for (const [k, x] of Object.entries(v)) {
-      // a key that is itself a secret goes as text does; two that become the same label stay two
-      let key = k;
-      if (this.keyInfo(k) & KEY_TEXT) {
-        const redacted = this.redactText(k);
-        key = redacted;
-        if (redacted !== k) for (let n = 2; key in out; n++) key = `${redacted} #${n}`;
-      }
+      const key = this.keyFor(k, out);
       // {password: "…"} as an object (console args, parsed bodies): the key says what the value is
       if (this.builtins && (typeof x === 'string' || typeof x === 'number') && (isKeyedSecret(k, x) || (vars?.has(k) === true && isSecretValue(x))) && !this.allow.has(String(x))) {
         const sv = String(x);
@@ -414,22 +408,33 @@ export class RedactionEngine {
     return f;
   }
 
+  /** The key an output object gets for `k`: `k` itself, or its text redacted when it holds a secret (two alike stay two). */
+  private keyFor(k: string, out: Record<string, unknown>): string {
+    if (!(this.keyInfo(k) & KEY_TEXT)) return k;
+    const redacted = this.redactText(k);
+    let key = redacted;
+    if (redacted !== k) for (let n = 2; key in out; n++) key = `${redacted} #${n}`;
+    return key;
+  }
+
   private redactHeaders(h: unknown): unknown {
     if (!h || typeof h !== 'object') return h;
-    const out: Record<string, unknown> = {};
+    // null prototype: a header named "__proto__" stays a header
+    const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
     for (const [name, value] of Object.entries(h as Record<string, unknown>)) {
       const lower = name.toLowerCase();
-      if (typeof value !== 'string') out[name] = value;
-      else if (!this.builtins) out[name] = this.redactText(value);
-      else if (lower === 'set-cookie') out[name] = this.count('cookie', redactSetCookie(value));
-      else if (lower === 'cookie') out[name] = this.count('cookie', redactCookie(value));
+      const key = this.keyFor(name, out);
+      if (typeof value !== 'string') out[key] = value;
+      else if (!this.builtins) out[key] = this.redactText(value);
+      else if (lower === 'set-cookie') out[key] = this.count('cookie', redactSetCookie(value));
+      else if (lower === 'cookie') out[key] = this.count('cookie', redactCookie(value));
       // X-Session-Id, X-Refresh-Token, Sid…: a name that says "secret" (the keyed words) is as good as the list
       else if (SENSITIVE_HEADER.test(name) || isKeyedSecret(name, value)) {
         // keep the scheme so the agent still sees what kind of credential was sent
         const scheme = /^(Bearer|Basic|Token|Digest|AWS4-HMAC-SHA256)\s/i.exec(value)?.[1];
         const cls = scheme ? scheme.toLowerCase().replace(/[^a-z0-9]/g, '') : 'header';
-        out[name] = this.count(cls, scheme ? `${scheme} [REDACTED:${cls}]` : '[REDACTED:header]');
-      } else out[name] = this.redactText(value);
+        out[key] = this.count(cls, scheme ? `${scheme} [REDACTED:${cls}]` : '[REDACTED:header]');
+      } else out[key] = this.redactText(value);
     }
     return out;
   }

@@ -164,6 +164,16 @@ describe('the fast trigger', () => {
     expect(engine.redactValue({ password: 'hunter2', token_count: 3 })).toEqual({ password: '[REDACTED:keyed_secret]', token_count: 3 });
   });
 
+  it('redacts a header name that is a secret, and keeps a header named __proto__ a header', () => {
+    const engine = compileRedaction();
+    const token = 'ghp_abcdefghijklmnopqrstuvwxyz0123456789';
+    const headers = JSON.parse(`{"X-Request-Id":"req-1","${token}":"1","__proto__":"kept"}`) as Record<string, unknown>;
+    const recs = [{ ts: 1, url: 'https://a.test/', request_headers: headers }];
+    expect([...engine.triggered('network_bodies', recs)]).toEqual([1]);
+    const out = engine.redactRecord('network_bodies', structuredClone(recs[0]!)) as { request_headers: Record<string, unknown> };
+    expect(JSON.stringify(out.request_headers)).toBe('{"X-Request-Id":"req-1","[REDACTED:github_token]":"1","__proto__":"kept"}');
+  });
+
   // the keyword branch is found by its first two letters read backwards from the ':' or '='
   it('finds every keyword of the key/value branch in any case, at the start of the text and 24 characters before the separator', () => {
     const words = ['key', 'secret', 'token', 'pass', 'pw', 'psw', 'pin', 'auth', 'cred', 'sess', 'sid', 'sig', 'jwt', 'otp', 'cookie', 'appid', 'hmac'];
