@@ -94,8 +94,12 @@ const REPEATS: Record<Kind, readonly string[]> = { logs: ['url'], ext_logs: ['ur
 
 /** keyInfo's bit beside keyFlags' (SENSITIVE 1, SECRETISH 2, COUNTS 4): the key's own text may hold a secret */
 const KEY_TEXT = 8;
-/** how many keys an engine remembers keyInfo for (then it starts again) */
+/**
+ * How many keys an engine remembers keyInfo for (then it starts again), and the longest it keeps:
+ * the memory stays bounded whatever keys a page sends (a longer key is looked at every time).
+ */
 const KEYS_KEPT = 4096;
+const KEY_KEPT_MAX = 256;
 
 /** how many clean repeated strings an engine remembers, and the longest it keeps */
 const CLEAN_KEPT = 8;
@@ -402,8 +406,10 @@ export class RedactionEngine {
       f = keyFlags(k);
       // redactText leaves text shorter than 5 as it is
       if (k.length >= 5 && (this.mayHold(k) || this.encodedSecret(k) || (ENCODED.test(k) && this.mayHoldDecoded(k)))) f |= KEY_TEXT;
-      if (this.keys.size >= KEYS_KEPT) this.keys.clear();
-      this.keys.set(k, f);
+      if (k.length <= KEY_KEPT_MAX) {
+        if (this.keys.size >= KEYS_KEPT) this.keys.clear();
+        this.keys.set(k, f);
+      }
     }
     return f;
   }

@@ -164,6 +164,19 @@ describe('the fast trigger', () => {
     expect(engine.redactValue({ password: 'hunter2', token_count: 3 })).toEqual({ password: '[REDACTED:keyed_secret]', token_count: 3 });
   });
 
+  it('answers the same for a key remembered, one past the bound of remembered keys, and one too long to keep', () => {
+    const engine = compileRedaction();
+    const token = 'ghp_abcdefghijklmnopqrstuvwxyz0123456789';
+    // 5 000 distinct keys (past the 4 096 kept), then the token key again: still redacted
+    const many = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`field_${i}`, i]));
+    engine.redactValue(many);
+    for (let round = 0; round < 2; round++) {
+      expect(engine.redactValue({ [token]: 1 }), `round ${round}`).toEqual({ '[REDACTED:github_token]': 1 });
+      const long = `${'x'.repeat(300)} ${token}`;
+      expect(Object.keys(engine.redactValue({ [long]: 1 }) as object)[0], `round ${round}`).toBe(`${'x'.repeat(300)} [REDACTED:github_token]`);
+    }
+  });
+
   it('redacts a header name that is a secret, and keeps a header named __proto__ a header', () => {
     const engine = compileRedaction();
     const token = 'ghp_abcdefghijklmnopqrstuvwxyz0123456789';
