@@ -14,6 +14,7 @@ import type { CompareMetric, Figure } from './slo.js';
 import { ROOT } from './load/server-proc.js';
 import { runSuite } from './suite.js';
 import { pairedWorkerPath, type PairedResult } from './micro/paired-worker-path.js';
+import { pairedObserve, type PairedObserveResult } from './load/paired-observe.js';
 
 export interface CompareRow extends CompareMetric {
   base: number[];
@@ -34,6 +35,8 @@ export interface CompareResult {
   rows: CompareRow[];
   /** the two builds' worker paths side by side in one process (paired-worker-path.ts), or why not measured */
   paired_worker_path: PairedResult | string;
+  /** the two builds' observe under the same load at once, calls in pairs (paired-observe.ts), or why not measured */
+  paired_observe: PairedObserveResult | string;
   pass: boolean;
   build_seconds: number;
 }
@@ -85,12 +88,20 @@ export async function runCompare(o: { ref: string; rounds: number; metrics: Comp
   const base = buildBase(o.ref, o.log);
   const samples: { base: Array<Record<string, Figure>>; head: Array<Record<string, Figure>> } = { base: [], head: [] };
   let paired: PairedResult | string = 'not run';
+  let pairedObs: PairedObserveResult | string = 'not run';
   try {
     // first, while this process runs nothing else: the per-round ratio is what a whole-daemon
     // figure cannot show beyond this machine's noise
     o.log('worker path, base and head side by side in this process …');
     paired = await pairedWorkerPath(base.dir, ROOT);
     o.log(`  ${typeof paired === 'string' ? `not measured: ${paired}` : `head/base ${paired.ratio} (p25 ${paired.ratio_p25}, p75 ${paired.ratio_p75}); ${paired.base_us} → ${paired.head_us} µs a record`}`);
+    o.log('observe, base and head under the same load at once, calls in pairs …');
+    try {
+      pairedObs = await pairedObserve(base.dir, ROOT);
+    } catch (e) {
+      pairedObs = (e as Error).message.split('\n')[0]!;
+    }
+    o.log(`  ${typeof pairedObs === 'string' ? `not measured: ${pairedObs}` : `head/base ${pairedObs.ratio} (p25 ${pairedObs.ratio_p25}, p75 ${pairedObs.ratio_p75}); ${pairedObs.base_ms} → ${pairedObs.head_ms} ms a call`}`);
     for (let i = 0; i < o.rounds; i++) {
       // A B, then B A, …: neither side always runs second (a drift or warm page cache favours one)
       for (const side of i % 2 === 0 ? (['base', 'head'] as const) : (['head', 'base'] as const)) {
@@ -103,7 +114,8 @@ export async function runCompare(o: { ref: string; rounds: number; metrics: Comp
     base.cleanup();
   }
   const rows: CompareRow[] = o.metrics.map((m) => {
-    if (m.metric === PAIRED_WORKER_PATH) return pairedRow(m, paired);
+    if (m.metric === PAIRED_WORKER_PATH) return pairedRow(m, typeof paired === 'string' ? paired : { base: paired.base_us, head: paired.head_us, ...paired });
+    if (m.metric === PAIRED_OBSERVE) return pairedRow(m, typeof pairedObs === 'string' ? pairedObs : { base: pairedObs.base_ms, head: pairedObs.head_ms, ...pairedObs });
     const pick = (fs: Array<Record<string, Figure>>): Array<number | null> => fs.map((f) => (typeof f[m.metric] === 'number' ? (f[m.metric] as number) : null));
     const b = pick(samples.base);
     const h = pick(samples.head);
@@ -119,21 +131,31 @@ export async function runCompare(o: { ref: string; rounds: number; metrics: Comp
     const regressed = m.better === 'higher' ? ratio < 1 - m.tolerance : ratio > 1 + m.tolerance;
     return { ...m, base: bn, head: hn, base_median: bm, head_median: hm, ratio: Math.round(ratio * 1000) / 1000, observed_noise: Math.round(noise * 1000) / 1000, verdict: regressed ? 'REGRESSED' : 'ok' };
   });
-  return { ref: o.ref, base_commit: base.commit, rounds: o.rounds, rows, paired_worker_path: paired, pass: rows.every((r) => r.verdict !== 'REGRESSED'), build_seconds: base.seconds };
+  return { ref: o.ref, base_commit: base.commit, rounds: o.rounds, rows, paired_worker_path: paired, paired_observe: pairedObs, pass: rows.every((r) => r.verdict !== 'REGRESSED'), build_seconds: base.seconds };
 }
 
-/** the compare metric the paired in-process rounds answer, not the suite's rounds */
+/** the compare metrics the paired measurements answer, not the suite's rounds */
 export const PAIRED_WORKER_PATH = 'paired.worker_path_us_per_record';
+export const PAIRED_OBSERVE = 'paired.observe_ms';
+
+/** what a paired measurement gives a row: the medians per side and the per-pair ratios' median and quartiles */
+export interface PairedFigures {
+  base: number;
+  head: number;
+  ratio: number;
+  ratio_p25: number;
+  ratio_p75: number;
+}
 
 /**
  * Its row: the medians per side, the median of the per-round ratios (not the ratio of the medians:
  * each round's pair saw the same neighbours), and half the interquartile range of those ratios as
  * this run's noise. Exported for its test.
  */
-export function pairedRow(m: CompareMetric, p: PairedResult | string): CompareRow {
+export function pairedRow(m: CompareMetric, p: PairedFigures | string): CompareRow {
   if (typeof p === 'string') return { ...m, base: [], head: [], base_median: null, head_median: null, ratio: null, observed_noise: null, verdict: 'not measured' };
   const regressed = m.better === 'higher' ? p.ratio < 1 - m.tolerance : p.ratio > 1 + m.tolerance;
-  return { ...m, base: [p.base_us], head: [p.head_us], base_median: p.base_us, head_median: p.head_us, ratio: p.ratio, observed_noise: Math.round(((p.ratio_p75 - p.ratio_p25) / 2) * 1000) / 1000, verdict: regressed ? 'REGRESSED' : 'ok' };
+  return { ...m, base: [p.base], head: [p.head], base_median: p.base, head_median: p.head, ratio: p.ratio, observed_noise: Math.round(((p.ratio_p75 - p.ratio_p25) / 2) * 1000) / 1000, verdict: regressed ? 'REGRESSED' : 'ok' };
 }
 
 export function compareTable(r: CompareResult): string {
@@ -141,6 +163,9 @@ export function compareTable(r: CompareResult): string {
   const fmt = (v: number | null): string => (v === null ? '—' : v.toLocaleString('en-US', { maximumFractionDigits: 3 }));
   const body = r.rows.map((x) => `| ${x.metric} | ${x.better} | ${fmt(x.base_median)} | ${fmt(x.head_median)} | ${fmt(x.ratio)} | ±${Math.round(x.tolerance * 100)} % | ${x.observed_noise === null ? '—' : `${Math.round(x.observed_noise * 100)} %`} | ${x.verdict === 'REGRESSED' ? '**REGRESSED**' : x.verdict} |`);
   const p = r.paired_worker_path;
-  const note = typeof p === 'string' ? '' : `\n\n${PAIRED_WORKER_PATH}: both builds' worker task in this process, ${p.rounds} alternated 120 ms CPU rounds on the same frames; head/base is the median of the per-round ratios (p25 ${p.ratio_p25}, p75 ${p.ratio_p75}), its noise half their spread.`;
+  const o = r.paired_observe;
+  const note =
+    (typeof p === 'string' ? '' : `\n\n${PAIRED_WORKER_PATH}: both builds' worker task in this process, ${p.rounds} alternated 120 ms CPU rounds on the same frames; head/base is the median of the per-round ratios (p25 ${p.ratio_p25}, p75 ${p.ratio_p75}), its noise half their spread.`) +
+    (typeof o === 'string' || o === undefined ? '' : `\n\n${PAIRED_OBSERVE}: both builds in --standalone at once, each offered the heavy mix at 20 000 events/s, \`observe errors\` (limit 50, what came since the last call) in ${o.pairs} pairs, the order swapped every pair; head/base is the median of the per-pair ratios (p25 ${o.ratio_p25}, p75 ${o.ratio_p75}); slowest call ${o.base_max_ms} → ${o.head_max_ms} ms.`);
   return [head, ...body].join('\n') + note;
 }

@@ -49,7 +49,7 @@ describe('a build without the rig', () => {
 
 describe('the compare row', () => {
   const m = { metric: PAIRED_WORKER_PATH, better: 'lower' as const, tolerance: 0.1 };
-  const result = (ratio: number) => ({ base_us: 4, head_us: 4 * ratio, ratio, ratio_p25: ratio - 0.02, ratio_p75: ratio + 0.04, rounds: 40 });
+  const result = (ratio: number) => ({ base: 4, head: 4 * ratio, ratio, ratio_p25: ratio - 0.02, ratio_p75: ratio + 0.04 });
 
   it('is ok within the tolerance and regressed beyond it; its noise is half the ratios’ spread', () => {
     expect(pairedRow(m, result(0.94))).toMatchObject({ verdict: 'ok', ratio: 0.94, base_median: 4, observed_noise: 0.03 });
