@@ -15,6 +15,7 @@ import { ROOT } from './load/server-proc.js';
 import { runSuite } from './suite.js';
 import { pairedWorkerPath, type PairedResult } from './micro/paired-worker-path.js';
 import { pairedObserve, type PairedObserveResult } from './load/paired-observe.js';
+import { pairedIngest, type PairedIngestResult } from './load/paired-ingest.js';
 
 export interface CompareRow extends CompareMetric {
   base: number[];
@@ -37,6 +38,8 @@ export interface CompareResult {
   paired_worker_path: PairedResult | string;
   /** the two builds' observe under the same load at once, calls in pairs (paired-observe.ts), or why not measured */
   paired_observe: PairedObserveResult | string;
+  /** the two daemons' CPU per event, bursts alternated (paired-ingest.ts), or why not measured */
+  paired_ingest: PairedIngestResult | string;
   pass: boolean;
   build_seconds: number;
 }
@@ -89,12 +92,16 @@ export async function runCompare(o: { ref: string; rounds: number; metrics: Comp
   const samples: { base: Array<Record<string, Figure>>; head: Array<Record<string, Figure>> } = { base: [], head: [] };
   let paired: PairedResult | string = 'not run';
   let pairedObs: PairedObserveResult | string = 'not run';
+  let pairedIng: PairedIngestResult | string = 'not run';
   try {
     // first, while this process runs nothing else: the per-round ratio is what a whole-daemon
     // figure cannot show beyond this machine's noise
     o.log('worker path, base and head side by side in this process …');
     paired = await pairedWorkerPath(base.dir, ROOT);
     o.log(`  ${typeof paired === 'string' ? `not measured: ${paired}` : `head/base ${paired.ratio} (p25 ${paired.ratio_p25}, p75 ${paired.ratio_p75}); ${paired.base_us} → ${paired.head_us} µs a record`}`);
+    o.log('ingest CPU per event, the two daemons side by side, bursts alternated …');
+    pairedIng = await pairedIngest(base.dir, ROOT);
+    o.log(`  ${typeof pairedIng === 'string' ? `not measured: ${pairedIng}` : `head/base ${pairedIng.ratio} (p25 ${pairedIng.ratio_p25}, p75 ${pairedIng.ratio_p75}); ${pairedIng.base_us} → ${pairedIng.head_us} µs an event`}`);
     o.log('observe, base and head under the same load at once, calls in pairs …');
     try {
       pairedObs = await pairedObserve(base.dir, ROOT);
@@ -115,6 +122,7 @@ export async function runCompare(o: { ref: string; rounds: number; metrics: Comp
   }
   const rows: CompareRow[] = o.metrics.map((m) => {
     if (m.metric === PAIRED_WORKER_PATH) return pairedRow(m, typeof paired === 'string' ? paired : { base: paired.base_us, head: paired.head_us, ...paired });
+    if (m.metric === PAIRED_INGEST) return pairedRow(m, typeof pairedIng === 'string' ? pairedIng : { base: pairedIng.base_us, head: pairedIng.head_us, ...pairedIng });
     if (m.metric === PAIRED_OBSERVE) return pairedRow(m, typeof pairedObs === 'string' ? pairedObs : { base: pairedObs.base_ms, head: pairedObs.head_ms, ...pairedObs });
     const pick = (fs: Array<Record<string, Figure>>): Array<number | null> => fs.map((f) => (typeof f[m.metric] === 'number' ? (f[m.metric] as number) : null));
     const b = pick(samples.base);
@@ -131,12 +139,13 @@ export async function runCompare(o: { ref: string; rounds: number; metrics: Comp
     const regressed = m.better === 'higher' ? ratio < 1 - m.tolerance : ratio > 1 + m.tolerance;
     return { ...m, base: bn, head: hn, base_median: bm, head_median: hm, ratio: Math.round(ratio * 1000) / 1000, observed_noise: Math.round(noise * 1000) / 1000, verdict: regressed ? 'REGRESSED' : 'ok' };
   });
-  return { ref: o.ref, base_commit: base.commit, rounds: o.rounds, rows, paired_worker_path: paired, paired_observe: pairedObs, pass: rows.every((r) => r.verdict !== 'REGRESSED'), build_seconds: base.seconds };
+  return { ref: o.ref, base_commit: base.commit, rounds: o.rounds, rows, paired_worker_path: paired, paired_observe: pairedObs, paired_ingest: pairedIng, pass: rows.every((r) => r.verdict !== 'REGRESSED'), build_seconds: base.seconds };
 }
 
 /** the compare metrics the paired measurements answer, not the suite's rounds */
 export const PAIRED_WORKER_PATH = 'paired.worker_path_us_per_record';
 export const PAIRED_OBSERVE = 'paired.observe_ms';
+export const PAIRED_INGEST = 'paired.ingest_cpu_us_per_event';
 
 /** what a paired measurement gives a row: the medians per side and the per-pair ratios' median and quartiles */
 export interface PairedFigures {
@@ -164,8 +173,10 @@ export function compareTable(r: CompareResult): string {
   const body = r.rows.map((x) => `| ${x.metric} | ${x.better} | ${fmt(x.base_median)} | ${fmt(x.head_median)} | ${fmt(x.ratio)} | ±${Math.round(x.tolerance * 100)} % | ${x.observed_noise === null ? '—' : `${Math.round(x.observed_noise * 100)} %`} | ${x.verdict === 'REGRESSED' ? '**REGRESSED**' : x.verdict} |`);
   const p = r.paired_worker_path;
   const o = r.paired_observe;
+  const g = r.paired_ingest;
   const note =
     (typeof p === 'string' ? '' : `\n\n${PAIRED_WORKER_PATH}: both builds' worker task in this process, ${p.rounds} alternated 120 ms CPU rounds on the same frames; head/base is the median of the per-round ratios (p25 ${p.ratio_p25}, p75 ${p.ratio_p75}), its noise half their spread.`) +
+    (typeof g === 'string' || g === undefined ? '' : `\n\n${PAIRED_INGEST}: both daemons at once (--server, one ingest worker each), ${g.rounds} rounds of a 400 ms closed-loop burst of the mixed frames into each, the order swapped every round; CPU of every daemon thread per accepted event; head/base is the median of the per-round ratios (p25 ${g.ratio_p25}, p75 ${g.ratio_p75}).`) +
     (typeof o === 'string' || o === undefined ? '' : `\n\n${PAIRED_OBSERVE}: both builds in --standalone at once, each offered the heavy mix at 20 000 events/s, \`observe errors\` (limit 50, what came since the last call) in ${o.pairs} pairs, the order swapped every pair; head/base is the median of the per-pair ratios (p25 ${o.ratio_p25}, p75 ${o.ratio_p75}); slowest call ${o.base_max_ms} → ${o.head_max_ms} ms.`);
   return [head, ...body].join('\n') + note;
 }
