@@ -43,6 +43,38 @@ describe('eachRun', () => {
     }
   });
 
+  it('reads characters beyond Latin-1 as what they are, not as their low byte', () => {
+    // U+0141 'Ł' ends in 0x41 ('A'), U+4E2D in 0x2D ('-'): neither may join or split a run
+    const run = Buffer.from('alice:s3cret-pw!').toString('base64');
+    for (const s of [`Ł${run}`, `${run}Ł`, `中${run}中`, `é${run}é`, `ŁŁŁŁŁŁŁŁŁŁŁŁŁŁŁŁŁŁ ${run}`, `${'中'.repeat(20)}${run.slice(0, 8)}Ł${run.slice(8)}`]) {
+      const got: Array<[number, number]> = [];
+      eachRun(s, (a, b) => (got.push([a, b]), false));
+      expect(got, s).toEqual(naive(s));
+    }
+  });
+
+  it('finds the same runs in a text longer than the buffer a thread keeps, and in a scan started inside a scan', () => {
+    const run = Buffer.from('alice:s3cret-pw!').toString('base64');
+    const long = `${'word '.repeat(300_000)}${run} end`;
+    const got: Array<[number, number]> = [];
+    eachRun(long, (a, b) => (got.push([a, b]), false));
+    expect(got).toEqual([[long.indexOf(run), long.indexOf(run) + run.length]]);
+    // the callback scans another text: the outer scan must still read its own
+    const outer = `x ${run} y ${run} z`;
+    const innerText = `.. ${run} ${'Q'.repeat(20)}`;
+    const inner: Array<[number, number]> = [];
+    const seen: Array<[number, number]> = [];
+    eachRun(outer, (a, b) => {
+      seen.push([a, b]);
+      eachRun(innerText, (c, d) => (inner.push([c, d]), false));
+      return false;
+    });
+    expect(seen).toEqual(naive(outer));
+    expect(seen.length).toBe(2);
+    expect(inner).toEqual([...naive(innerText), ...naive(innerText)]);
+    expect(inner.length).toBe(4); // the run and the Q run, each time
+  });
+
   it('decodes only printable text, and tells user:password from a URL', () => {
     expect(decodeRun(Buffer.from('alice:s3cret-pw').toString('base64'))).toBe('alice:s3cret-pw');
     expect(decodeRun(Buffer.from([0, 1, 2, 200, 201, 3, 4, 5, 6]).toString('base64'))).toBeNull();

@@ -82,6 +82,28 @@ describe('repeated fields in a batch', () => {
     }
   });
 
+  it('reads a batch that holds one value throughout once, and tells a same-length difference anywhere in it', () => {
+    const secret = `https://app.example.test/?id=${AWS}`;
+    for (const [kind, field] of PAGE) {
+      const engine = compileRedaction();
+      // one value in all 40 records (the batch-wide comparison), clean then secret
+      expect([...engine.triggered(kind, Array.from({ length: 40 }, () => record(kind, field, CLEAN)))], kind).toEqual(Array(40).fill(0));
+      const all = Array.from({ length: 40 }, () => record(kind, field, secret));
+      expect([...engine.triggered(kind, all)], kind).toEqual(Array(40).fill(1));
+      expect(checkSkips(engine, kind, all, engine.triggered(kind, all))).toBe(40);
+      // the same length, one character different, at the start, the middle or the end of one record's value
+      const twin = `https://app.example.test/?id=${AWS.slice(0, 10)}X${AWS.slice(11)}`;
+      for (const at of [0, 17, 39]) {
+        const recs = Array.from({ length: 40 }, (_, i) => record(kind, field, i === at ? secret : CLEAN.padEnd(secret.length, '/')));
+        const hit = engine.triggered(kind, recs);
+        expect(hit[at], `${kind} secret at ${at}`).toBe(1);
+        expect(hit.reduce((a, b) => a + b, 0), `${kind} secret at ${at}`).toBe(1);
+        const twins = Array.from({ length: 40 }, (_, i) => record(kind, field, i === at ? secret : twin));
+        expect([...engine.triggered(kind, twins)], `${kind} twin at ${at}`).toEqual(Array(40).fill(1));
+      }
+    }
+  });
+
   it('does not mark a record for what another field of the first record that held the repeat holds', () => {
     const engine = compileRedaction();
     const recs = [record('logs', 'url', CLEAN, `token: ${'x'.repeat(30)}`), record('logs', 'url', CLEAN), record('logs', 'url', CLEAN)];
