@@ -16,6 +16,7 @@ import { runSuite } from './suite.js';
 import { pairedWorkerPath, type PairedResult } from './micro/paired-worker-path.js';
 import { pairedObserve, type PairedObserveResult } from './load/paired-observe.js';
 import { pairedIngest, type PairedIngestResult } from './load/paired-ingest.js';
+import type { PairedRatios } from './paired-stats.js';
 
 export interface CompareRow extends CompareMetric {
   base: number[];
@@ -148,12 +149,9 @@ export const PAIRED_OBSERVE = 'paired.observe_ms';
 export const PAIRED_INGEST = 'paired.ingest_cpu_us_per_event';
 
 /** what a paired measurement gives a row: the medians per side and the per-pair ratios' median and quartiles */
-export interface PairedFigures {
+export interface PairedFigures extends PairedRatios {
   base: number;
   head: number;
-  ratio: number;
-  ratio_p25: number;
-  ratio_p75: number;
 }
 
 /**

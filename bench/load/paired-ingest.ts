@@ -11,16 +11,13 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runProducers } from './producer.js';
 import { freePort, startServer, type ServerProc } from './server-proc.js';
-import { quantile } from './paired-observe.js';
+import { pairedStats, type PairedRatios } from '../paired-stats.js';
 
-export interface PairedIngestResult {
+/** `ratio`: head ÷ base per round, then the median: below 1 is cheaper */
+export interface PairedIngestResult extends PairedRatios {
   /** CPU µs per accepted event, median per side */
   base_us: number;
   head_us: number;
-  /** head ÷ base per round, then the median: below 1 is cheaper */
-  ratio: number;
-  ratio_p25: number;
-  ratio_p75: number;
   rounds: number;
   /** events accepted over all timed bursts, per side */
   base_events: number;
@@ -48,8 +45,6 @@ export function threadCpuNs(pid: number): number {
   }
   return ns;
 }
-
-const r3 = (v: number): number => Math.round(v * 1000) / 1000;
 
 export async function pairedIngest(baseRoot: string, headRoot: string, o: PairedIngestOptions = {}): Promise<PairedIngestResult | string> {
   const roots = [['base', baseRoot], ['head', headRoot]] as const;
@@ -87,13 +82,11 @@ export async function pairedIngest(baseRoot: string, headRoot: string, o: Paired
       b.push(got[0]!);
       h.push(got[1]!);
     }
-    const ratios = b.map((x, i) => h[i]! / x);
+    const { base: base_us, head: head_us, ...ratios } = pairedStats(b, h);
     return {
-      base_us: r3(quantile(b, 0.5)),
-      head_us: r3(quantile(h, 0.5)),
-      ratio: r3(quantile(ratios, 0.5)),
-      ratio_p25: r3(quantile(ratios, 0.25)),
-      ratio_p75: r3(quantile(ratios, 0.75)),
+      base_us,
+      head_us,
+      ...ratios,
       rounds,
       base_events: accepted[0]!,
       head_events: accepted[1]!,

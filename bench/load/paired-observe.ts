@@ -14,15 +14,13 @@ import type { RpcReply } from './mcp-client.js';
 import { toolText, type McpProc } from './mcp-client.js';
 import { producers, startServer } from './profiles.js';
 import { freePort } from './server-proc.js';
+import { pairedStats, r3, type PairedRatios } from '../paired-stats.js';
 
-export interface PairedObserveResult {
+/** `ratio`: head ÷ base per pair, then the median: below 1 is faster */
+export interface PairedObserveResult extends PairedRatios {
   /** wall ms a call, median per side */
   base_ms: number;
   head_ms: number;
-  /** head ÷ base per pair, then the median: below 1 is faster */
-  ratio: number;
-  ratio_p25: number;
-  ratio_p75: number;
   pairs: number;
   /** the slowest call per side: a tail the median hides */
   base_max_ms: number;
@@ -47,27 +45,10 @@ export interface PairedObserveOptions {
 
 const READ = { what: 'errors', limit: 50 } as const;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const r3 = (v: number): number => Math.round(v * 1000) / 1000;
-
-export function quantile(xs: readonly number[], q: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * (s.length - 1) + 0.5))]!;
-}
-
 /** The summary of paired samples (`base[i]` and `head[i]` taken together); exported for its test. */
 export function pairedSummary(base: readonly number[], head: readonly number[]): Pick<PairedObserveResult, 'base_ms' | 'head_ms' | 'ratio' | 'ratio_p25' | 'ratio_p75' | 'pairs' | 'base_max_ms' | 'head_max_ms'> {
-  if (base.length === 0 || base.length !== head.length) throw new Error(`paired samples must be non-empty and of one length (${base.length} / ${head.length})`);
-  const ratios = base.map((b, i) => head[i]! / b);
-  return {
-    base_ms: r3(quantile(base, 0.5)),
-    head_ms: r3(quantile(head, 0.5)),
-    ratio: r3(quantile(ratios, 0.5)),
-    ratio_p25: r3(quantile(ratios, 0.25)),
-    ratio_p75: r3(quantile(ratios, 0.75)),
-    pairs: base.length,
-    base_max_ms: r3(Math.max(...base)),
-    head_max_ms: r3(Math.max(...head)),
-  };
+  const { base: base_ms, head: head_ms, ...ratios } = pairedStats(base, head);
+  return { base_ms, head_ms, ...ratios, pairs: base.length, base_max_ms: r3(Math.max(...base)), head_max_ms: r3(Math.max(...head)) };
 }
 
 function answered(side: string, r: RpcReply): string {

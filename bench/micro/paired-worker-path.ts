@@ -10,20 +10,17 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { buildFramePool } from '../load/frames.js';
+import { pairedStats, type PairedRatios } from '../paired-stats.js';
 
 export interface Rig {
   runNext(): number;
 }
 
-export interface PairedResult {
+/** `ratio`: head ÷ base per round, then the median: below 1 is faster */
+export interface PairedResult extends PairedRatios {
   /** CPU µs per record, median over rounds, per side */
   base_us: number;
   head_us: number;
-  /** head ÷ base per round, then the median: below 1 is faster */
-  ratio: number;
-  /** the middle half of the per-round ratios: the noise of this run */
-  ratio_p25: number;
-  ratio_p75: number;
   rounds: number;
 }
 
@@ -44,13 +41,6 @@ function round(rig: Rig, ms: number): number {
   return (c.user + c.system) / Math.max(1, records);
 }
 
-function quantile(xs: readonly number[], q: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * (s.length - 1) + 0.5))]!;
-}
-
-const r3 = (v: number): number => Math.round(v * 1000) / 1000;
-
 /** Alternated rounds of two rigs; exported for its test, which runs it on rigs of known cost. */
 export function pairedRounds(base: Rig, head: Rig, o: PairedOptions = {}): PairedResult {
   const rounds = o.rounds ?? 40;
@@ -61,7 +51,6 @@ export function pairedRounds(base: Rig, head: Rig, o: PairedOptions = {}): Paire
   }
   const b: number[] = [];
   const h: number[] = [];
-  const ratios: number[] = [];
   for (let r = 0; r < rounds; r++) {
     let x: number;
     let y: number;
@@ -74,9 +63,9 @@ export function pairedRounds(base: Rig, head: Rig, o: PairedOptions = {}): Paire
     }
     b.push(x);
     h.push(y);
-    ratios.push(y / x);
   }
-  return { base_us: r3(quantile(b, 0.5)), head_us: r3(quantile(h, 0.5)), ratio: r3(quantile(ratios, 0.5)), ratio_p25: r3(quantile(ratios, 0.25)), ratio_p75: r3(quantile(ratios, 0.75)), rounds };
+  const { base: base_us, head: head_us, ...ratios } = pairedStats(b, h);
+  return { base_us, head_us, ...ratios, rounds };
 }
 
 /** A build's task rig over `frames`, or why there is none (a base from before the rig existed, or not built). */
