@@ -3,7 +3,6 @@
  * source reaches observe's alert block, other tools only mention them, and what is shown was
  * redacted.
  */
-import { mkdtempSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -13,12 +12,13 @@ import type { App } from '../../src/app.js';
 import { batch, logRecord, Producer } from '../helpers/producer.js';
 import { startTestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { tempStateDir } from '../helpers/state-dir.js';
 
 let server: App;
 let stateDir: string;
 beforeAll(async () => {
   server = await startTestServer();
-  stateDir = mkdtempSync('/tmp/gasoline-alerts-');
+  stateDir = tempStateDir('gasoline-alerts-');
 });
 afterAll(async () => {
   await server.close();

@@ -2,16 +2,16 @@
  * The composition root: one app serves many tool sessions, a client's sessions share its state,
  * a taken port leaves nothing running, and shutdown is one idempotent path.
  */
-import { mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { PortInUseError } from '../../src/transport/edge.js';
 import { callTool, connectAgent } from '../helpers/mcp-agent.js';
 import { startTestServer } from '../helpers/server.js';
+import { tempStateDir } from '../helpers/state-dir.js';
 
 let app: App;
-const stateDir = mkdtempSync('/tmp/gasoline-app-');
+const stateDir = tempStateDir('gasoline-app-');
 
 beforeAll(async () => {
   app = await startTestServer();

@@ -3,7 +3,6 @@
  * WebSocket producer that says client "extension" and answers `cmd` frames as told). The browser
  * half is proven in test/e2e/commands.test.ts; here every failure path is driven on purpose.
  */
-import { mkdtempSync } from 'node:fs';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
@@ -12,9 +11,10 @@ import { Producer, type ServerFrame } from '../helpers/producer.js';
 import { startTestServer, TEST_PAIRING_KEY } from '../helpers/server.js';
 import { callTool, connectAgent } from '../helpers/mcp-agent.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { tempStateDir } from '../helpers/state-dir.js';
 
 let server: App;
-const stateDir = mkdtempSync('/tmp/gasoline-cmd-');
+const stateDir = tempStateDir('gasoline-cmd-');
 const open: Producer[] = [];
 
 const agent = (clientId: string, waitMs = 3000): Promise<Client> => connectAgent(server, stateDir, clientId, { commands: { wait_ms: waitMs } });

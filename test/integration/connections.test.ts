@@ -4,7 +4,6 @@
  * process, frames announced far beyond max_frame or trickled for ever, and a local process that
  * says hello as the extension without our extension's Origin.
  */
-import { mkdtempSync } from 'node:fs';
 import { pack } from 'msgpackr';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
@@ -14,8 +13,9 @@ import { Producer, type ServerFrame } from '../helpers/producer.js';
 import { RawWs } from '../helpers/raw-ws.js';
 import { startTestServer, TEST_PAIRING_KEY } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { tempStateDir } from '../helpers/state-dir.js';
 
-const stateDir = mkdtempSync('/tmp/gasoline-conns-');
+const stateDir = tempStateDir('gasoline-conns-');
 const DOM = { url: 'http://127.0.0.1:3000/', title: 'App', match_count: 1, matches: [{ tag: 'button', id: 'save', text: 'Save', bbox: { x: 1, y: 2, width: 30, height: 10 }, visible: true }] };
 const cmds = (p: Producer): ServerFrame[] => p.frames.filter((f) => f.t === 'cmd');
 

@@ -3,7 +3,6 @@
  * real problems (one repeated 40 times); the real server ingests them through the worker pipeline
  * and the SDK's client asks over the in-memory transport, as an agent would.
  */
-import { mkdtempSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,13 +15,14 @@ import { PAGE_NOTE } from '../../src/mcp/render/page-text.js';
 import { batch, Producer } from '../helpers/producer.js';
 import { startTestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { tempStateDir } from '../helpers/state-dir.js';
 
 const MiB = 1024 * 1024;
 let server: App;
 let producer: Producer;
 let seq = 0;
 let scenario: Scenario;
-const stateDir = mkdtempSync('/tmp/gasoline-answers-');
+const stateDir = tempStateDir('gasoline-answers-');
 const figures: Record<string, number> = {};
 
 async function agent(clientId: string, alerts?: PendingAlertSource): Promise<Client> {

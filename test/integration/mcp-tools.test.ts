@@ -1,5 +1,5 @@
 /** Every tool behaviour, in process: the SDK's Client over its in-memory transport, records ingested through the real pipeline. */
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
@@ -11,11 +11,12 @@ import { offlinePort } from '../../src/app-port.js';
 import { batch, logRecord, Producer } from '../helpers/producer.js';
 import { startTestServer } from '../helpers/server.js';
 import { callTool, connectAgent } from '../helpers/mcp-agent.js';
+import { tempStateDir } from '../helpers/state-dir.js';
 
 let server: App;
 let producer: Producer;
 let seq = 0;
-const stateDir = mkdtempSync('/tmp/gasoline-mcp-');
+const stateDir = tempStateDir('gasoline-mcp-');
 
 const agent = (clientId: string): Promise<Client> => connectAgent(server, stateDir, clientId);
 const call = callTool;

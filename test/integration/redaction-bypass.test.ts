@@ -3,7 +3,6 @@
  * producer socket and read back through the real MCP SDK client (and the rings themselves).
  * A secret counts as leaked when any 10-character window of it is readable.
  */
-import { mkdtempSync } from 'node:fs';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
@@ -12,13 +11,14 @@ import { callTool, connectAgent } from '../helpers/mcp-agent.js';
 import { batch, Producer } from '../helpers/producer.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { startTestServer } from '../helpers/server.js';
+import { tempStateDir } from '../helpers/state-dir.js';
 
 let server: App;
 let agent: Client;
 let seq = 0;
 beforeAll(async () => {
   server = await startTestServer();
-  agent = await connectAgent(server, mkdtempSync('/tmp/gasoline-bypass-'), 'bypass');
+  agent = await connectAgent(server, tempStateDir('gasoline-bypass-'), 'bypass');
 });
 afterAll(async () => {
   await agent.close();

@@ -5,9 +5,7 @@
  * shapes only. The fixture corpus (test/fixtures/redaction-corpus.jsonl) goes over both
  * transports, each into its own server, and is read back from the rings and over MCP (issue 20).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +19,7 @@ import { KIND_TABLE } from '../../src/domain/kinds.js';
 import { carry as carryLine, loadCorpus, type Line } from '../helpers/redaction-carry.js';
 import { startTestServer } from '../helpers/server.js';
 import { readStoredRecord } from '../../src/domain/wire/stored-record.js';
+import { tempStateDir } from '../helpers/state-dir.js';
 
 const rnd = mulberry32(20261122);
 const pick = (alphabet: string, n: number): string => Array.from({ length: n }, () => alphabet[Math.floor(rnd() * alphabet.length)]).join('');
@@ -142,7 +141,7 @@ it('zero leaks over ≥150 secret lines in six carriers, look-alikes kept (≤2 
   }
   p.close();
 
-  const config = loadConfig({ env: {}, flags: { state_dir: mkdtempSync('/tmp/gasoline-corpus-'), port: server.port } });
+  const config = loadConfig({ env: {}, flags: { state_dir: tempStateDir('gasoline-corpus-'), port: server.port } });
   const mcp = createToolServer({ config, port: server.mcp, clientId: 'corpus' }).mcp;
   const [a, b] = InMemoryTransport.createLinkedPair();
   await mcp.connect(a);
@@ -195,7 +194,7 @@ it('zero leaks over ≥150 secret lines in six carriers, look-alikes kept (≤2 
 
 /** what the MCP tools answer for every kind the corpus fills: the readback a held-out check uses */
 async function readBack(app: App): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), 'gasoline-corpus-'));
+  const dir = tempStateDir('gasoline-corpus-');
   const config = loadConfig({ env: {}, flags: { state_dir: dir, port: app.port } });
   const mcp = createToolServer({ config, port: app.mcp, clientId: 'corpus-readback' }).mcp;
   const [a, b] = InMemoryTransport.createLinkedPair();

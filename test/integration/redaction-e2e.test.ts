@@ -1,5 +1,4 @@
 /** Secrets through the real path: WebSocket ingest → worker redaction → ring → MCP tool result. */
-import { mkdtempSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -9,6 +8,7 @@ import type { App } from '../../src/app.js';
 import { readAll } from '../helpers/accounting.js';
 import { batch, Producer } from '../helpers/producer.js';
 import { startTestServer } from '../helpers/server.js';
+import { tempStateDir } from '../helpers/state-dir.js';
 
 let server: App;
 beforeAll(async () => {
@@ -37,7 +37,7 @@ it('no secret or 12-character window of one is stored or returned', async () => 
   await p.ackFor(0);
   p.close();
   const stored = JSON.stringify([...readAll(server, 'logs'), ...readAll(server, 'network_bodies'), ...readAll(server, 'ws_events')]);
-  const config = loadConfig({ env: {}, flags: { state_dir: mkdtempSync('/tmp/gasoline-red-'), port: server.port } });
+  const config = loadConfig({ env: {}, flags: { state_dir: tempStateDir('gasoline-red-'), port: server.port } });
   const mcp = createToolServer({ config, port: server.mcp, clientId: 'red' }).mcp;
   const [a, b] = InMemoryTransport.createLinkedPair();
   await mcp.connect(a);
@@ -63,7 +63,7 @@ it('no secret or 12-character window of one is stored or returned', async () => 
 });
 
 it('configure redaction: rules added at run time apply at ingest (every worker) and egress; bad ones are refused', async () => {
-  const config = loadConfig({ env: {}, flags: { state_dir: mkdtempSync('/tmp/gasoline-red-'), port: server.port } });
+  const config = loadConfig({ env: {}, flags: { state_dir: tempStateDir('gasoline-red-'), port: server.port } });
   const mcp = createToolServer({ config, port: server.mcp, clientId: 'red2' }).mcp;
   const [a, b] = InMemoryTransport.createLinkedPair();
   await mcp.connect(a);

@@ -7,7 +7,6 @@
  * the real MCP SDK client; `observe logs`/`errors` fold in the scan worker, `before` and
  * `error_bundles` read on main.
  */
-import { mkdtempSync } from 'node:fs';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
@@ -17,6 +16,7 @@ import { readAll } from '../helpers/accounting.js';
 import { callTool, connectAgent } from '../helpers/mcp-agent.js';
 import { batch, Producer } from '../helpers/producer.js';
 import { startTestServer } from '../helpers/server.js';
+import { tempStateDir } from '../helpers/state-dir.js';
 
 const SECRET = 'acme-SECRET1234567890';
 const PREFIX = 'acme-SECRET12';
@@ -28,7 +28,7 @@ let server: App;
 let agent: Client;
 beforeAll(async () => {
   server = await startTestServer();
-  agent = await connectAgent(server, mkdtempSync('/tmp/gasoline-readrules-'), 'readrules');
+  agent = await connectAgent(server, tempStateDir('gasoline-readrules-'), 'readrules');
   const p = await Producer.connect(server.port);
   await p.hello('readrules', {});
   const ts = Date.now();

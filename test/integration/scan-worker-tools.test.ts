@@ -4,7 +4,6 @@
  * scan_failed — while the next read, and every other agent, keep working. What the reads test
  * first, the header flags the ingest worker wrote, is there.
  */
-import { mkdtempSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { kindId } from '../../src/domain/kinds.js';
@@ -12,10 +11,11 @@ import { REC_CLASSIFIED, REC_ERROR } from '../../src/shm/index.js';
 import { callTool, connectAgent } from '../helpers/mcp-agent.js';
 import { batch, logRecord, Producer } from '../helpers/producer.js';
 import { startTestServer } from '../helpers/server.js';
+import { tempStateDir } from '../helpers/state-dir.js';
 
 let server: App;
 let producer: Producer;
-const stateDir = mkdtempSync('/tmp/gasoline-scan-tools-');
+const stateDir = tempStateDir('gasoline-scan-tools-');
 
 beforeAll(async () => {
   server = await startTestServer({}, { faultInjection: true });

@@ -6,8 +6,7 @@
  * stdio and a real producer WebSocket; every call and every /health read has a deadline.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -15,6 +14,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/net.js';
 import { batch, logRecord, Producer } from '../helpers/producer.js';
+import { tempStateDir } from '../helpers/state-dir.js';
 
 const BIN = fileURLToPath(new URL('../../bin/gasoline', import.meta.url));
 /** a tool call on a linear-time engine answers in milliseconds; a hang would take for ever */
@@ -22,7 +22,7 @@ const CALL_MS = 5000;
 const EVIL = ['(?:a|a)+$', '(a|aa)+$', '(a|a?)+$', '(.|a)+$'];
 
 function env(port: number, extra: Record<string, string> = {}): Record<string, string> {
-  const dir = mkdtempSync(join(tmpdir(), 'gasoline-patterns-'));
+  const dir = tempStateDir('gasoline-patterns-');
   return { PATH: process.env.PATH ?? '', HOME: dir, GASOLINE_STATE_DIR: dir, GASOLINE_THREADS: '1', GASOLINE_PORT: String(port), GASOLINE_LOG_LEVEL: 'warn', ...extra };
 }
 
@@ -125,7 +125,7 @@ describe('user patterns cannot hang the process (#18 item 1)', () => {
   }, 40_000);
 
   it('a config file with a refused redaction pattern fails startup at once, naming the rule; one that only backtracks starts', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'gasoline-patterns-cfg-'));
+    const dir = tempStateDir('gasoline-patterns-cfg-');
     const run = async (pattern: string): Promise<{ code: number | null; stderr: string; ms: number }> => {
       const file = join(dir, `cfg-${Math.random().toString(36).slice(2)}.json`);
       writeFileSync(file, JSON.stringify({ redaction: { rules: [{ name: 'mine', pattern }] } }));

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, ConfigSchema, loadConfig, totalRingBytes } from '../../src/config.js';
 import { EXTENSION_ORIGIN } from '../../src/domain/extension-id.js';
+import { tempStateDir } from '../helpers/state-dir.js';
 
 describe('config', () => {
   it('has defaults for everything, rings totalling at most 256 MiB', () => {
@@ -28,8 +29,8 @@ describe('config', () => {
     expect(() => loadConfig({ env: {}, flags: { model: { retries: 4 } } })).toThrow(/model.retries/);
     expect(() => loadConfig({ env: {}, flags: { model: { timeout_ms: 10 } } })).toThrow(/model.timeout_ms/);
     expect(() => loadConfig({ env: {}, flags: { model: { adapter: 'openai', base_url: 'file:///etc/passwd', model: 'm' } } })).toThrow(/model.base_url: http or https only/);
-    const { writeFileSync, mkdtempSync, rmSync } = await import('node:fs');
-    const dir = mkdtempSync('/tmp/gasoline-cfg-');
+    const { writeFileSync, rmSync } = await import('node:fs');
+    const dir = tempStateDir('gasoline-cfg-');
     try {
       const file = `${dir}/c.json`;
       writeFileSync(file, JSON.stringify({ model: { adapter: 'openai', base_url: 'https://llm.example.test/v1', api_key: 'sk-from-file', model: 'small' } }));
@@ -42,8 +43,8 @@ describe('config', () => {
   });
 
   it('applies file < environment < flags', async () => {
-    const { writeFileSync, mkdtempSync } = await import('node:fs');
-    const dir = mkdtempSync('/tmp/gasoline-cfg-');
+    const { writeFileSync } = await import('node:fs');
+    const dir = tempStateDir('gasoline-cfg-');
     const file = `${dir}/c.json`;
     writeFileSync(file, JSON.stringify({ port: 1111, rings: { logs: 1048576 }, pool: { threads: 3 } }));
     expect(loadConfig({ env: {}, file }).port).toBe(1111);
@@ -71,10 +72,9 @@ describe('config', () => {
   });
 
   it('says where a config file is not JSON, never quoting it (the text may be the api key)', async () => {
-    const { writeFileSync, mkdtempSync, rmSync } = await import('node:fs');
+    const { writeFileSync, rmSync } = await import('node:fs');
     const { join } = await import('node:path');
-    const { tmpdir } = await import('node:os');
-    const dir = mkdtempSync(join(tmpdir(), 'gasoline-cfg-'));
+    const dir = tempStateDir('gasoline-cfg-');
     const key = 'QZXWKYQZXWKY';
     const problemOf = (text: string): string => {
       const file = join(dir, 'c.json');
