@@ -258,6 +258,28 @@ describe('MatchIndex', () => {
     expect(once.nextTickMs).toBe(-1);
   });
 
+  it('behind the rings, steps follow one another after as long as they worked (not every TICK_MS), until it has caught up', async () => {
+    const w = world(21, 1024 * 1024);
+    // workMs 0: each step reads one chunk and stops at its deadline
+    const indexes = new ReadIndexes(w.reader, { tickMs: 25, workMs: 0, background: false });
+    const q: FoldQuery = { kinds: [LOGS], start: [0], maxScan: 20_000, filter: { what: 'errors' }, fold: true };
+    await runFoldQuery(w.reader, q, indexes);
+    w.write(2000);
+    const waits: number[] = [];
+    for (let i = 0; i < 40 && (waits.length === 0 || waits.at(-1) === 1); i++) waits.push(indexes.tick()!);
+    // ~1 200 logs, a step reads at most 1 024: some steps behind, then the usual pace once caught up
+    expect(waits.length).toBeGreaterThan(2);
+    expect(waits.slice(0, -1).every((ms) => ms === 1)).toBe(true);
+    expect(waits.at(-1)).toBe(25);
+    const idx = indexes.get(LOGS, [], undefined);
+    expect(idx).toBeDefined();
+    // what it holds once caught up is what a scan finds
+    const viaIndex = await runFoldQuery(w.reader, { ...q, start: [w.reader.tailOrd(LOGS)] }, indexes);
+    const scanned = await runFoldQuery(w.reader, { ...q, start: [w.reader.tailOrd(LOGS)] });
+    expect(comparable(viaIndex)).toEqual(comparable(scanned));
+    indexes.stop();
+  });
+
   it('its columns wrap and grow while the oldest entries go: every answer is still the scan\'s, keys are released with their entries', async () => {
     const w = world(16, 4 * 1024 * 1024);
     const indexes = new ReadIndexes(w.reader, { background: false, maxEntries: 3000 });
