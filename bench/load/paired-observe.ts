@@ -86,8 +86,12 @@ export async function pairedObserve(baseRoot: string, headRoot: string, o: Paire
       }
       await seeding;
     }
-    // then the same load on both at once, and a read of what came since the last one, in pairs
-    const loads = sides.map((s, i) => producers(s.port, { rate, mix: 'heavy', connections: 4 }, pairs * every + 1000, 21 + i, 5000));
+    // then the same load on both at once, and a read of what came since the last one, in pairs.
+    // Exactly the same number of events to each, scheduled to end 500 ms before the load's time
+    // is up: bounded by time alone, a producer slowed by a busy machine sent a few batches fewer
+    // to one side than to the other (8 400 against 8 800 in a full test run).
+    const loadMs = pairs * every + 1000;
+    const loads = sides.map((s, i) => producers(s.port, { rate, mix: 'heavy', connections: 4, totalEvents: Math.round((rate * (loadMs - 500)) / 1000) }, loadMs, 21 + i, 5000));
     const failed = Promise.all(loads).then(
       () => 'ended' as const,
       () => 'ended' as const, // the reason is thrown by the await below

@@ -3,6 +3,10 @@
  * (`startApp` through test/helpers/server.ts), read straight from its rings.
  */
 import { isVerbatim, readStoredRecord } from '../../../src/domain/wire/stored-record.js';
+import { kindId } from '../../../src/domain/kinds.js';
+// imported with the test file, not inside a hook: the state-dir helper it loads registers the
+// afterAll that removes the server's state dir, which a module first loaded by beforeAll could not
+import { startTestServer } from '../../helpers/server.js';
 
 export type Rec = Record<string, unknown>;
 
@@ -35,8 +39,6 @@ function decodeOne(x: unknown): Rec | null {
 }
 
 export async function startSink(port = 0): Promise<Sink> {
-  const { startTestServer } = await import('../../helpers/server.js');
-  const { kindId } = await import('../../../src/domain/kinds.js');
   const server = await startTestServer({ port });
   return {
     port: server.port,

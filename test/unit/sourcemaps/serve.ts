@@ -3,6 +3,7 @@
  * esbuild bundle and its map, plus the ways a server goes wrong (no map, bad map, too big, slow,
  * stalled, redirecting, pointing elsewhere). Counts requests per path.
  */
+import { rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import vm from 'node:vm';
@@ -113,6 +114,8 @@ export async function devServer(): Promise<DevServer> {
       for (const r of open) r.destroy();
       await new Promise<void>((r) => server.close(() => r()));
       server.closeAllConnections();
+      // the bundle's sources and output: a temporary directory each server makes
+      rmSync(app.dir, { recursive: true, force: true });
     },
   };
 }
