@@ -4,9 +4,9 @@
  * with its own config.json (random ports, parallel runs).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Worker } from 'playwright-core';
 import { TEST_PAIRING_KEY } from '../../helpers/pairing-key.js';
@@ -126,7 +126,11 @@ export function spawnCli(config: ExtConfig, url: string): { proc: ChildProcess; 
   const dirs = prepareRun(config);
   // its own process group, so that stop() ends the helper processes too: they outlived the
   // browser and kept writing into the profile past 5 s of removal retries (2026-12-01)
-  const proc = spawn(CHROMIUM, ['--headless=new', ...chromiumFlags(dirs.extDir), `--user-data-dir=${dirs.profileDir}`, url], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  // its temporary files inside the run's directory: a browser stopped by a signal leaves its
+  // singleton socket's directory behind (two org.chromium.Chromium.* in /tmp per test run)
+  const tmp = join(dirname(dirs.profileDir), 'tmp');
+  mkdirSync(tmp, { recursive: true });
+  const proc = spawn(CHROMIUM, ['--headless=new', ...chromiumFlags(dirs.extDir), `--user-data-dir=${dirs.profileDir}`, url], { stdio: ['ignore', 'ignore', 'pipe'], detached: true, env: { ...process.env, TMPDIR: tmp } });
   const signalGroup = (sig: NodeJS.Signals): void => {
     try {
       process.kill(-proc.pid!, sig);
