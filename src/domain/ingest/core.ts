@@ -220,7 +220,7 @@ export class IngestCore {
     const prior = this.d.slots.committed(item.slot);
     if (prior) return replayed(prior);
     if (item.shed) return { kind: 'refused', code: 'overloaded' };
-    const out = processHttpBody(item.route, this.view(item), this.context(item, recvTime));
+    const out = processHttpBody(item.route, this.view(item), this.context(item, recvTime), this.spans);
     if (!out.ok) return { kind: 'rejected', code: out.code, message: out.message };
     this.redactionFailed += sum(out.redactionFailed);
     const errors = out.errors.length ? out.errors : undefined;

@@ -12,6 +12,7 @@ import type { ErrorCode } from '../../errors.js';
 import { REC_MSGPACK, type StagedRecord } from '../../shm/index.js';
 import { recordFlags, type Classifiable } from '../record-flags.js';
 import type { RecordSpans } from '../wire/record-spans.js';
+import { noteJsonBody } from '../wire/json-spans.js';
 
 export interface IngestLimits {
   max_events_per_batch: number;
@@ -84,10 +85,15 @@ export function processBatchFrame(frame: BatchFrame, ctx: IngestContext, spans?:
 
 export type HttpIngestResult = ({ ok: true } & IngestOutput) | { ok: false; code: ErrorCode; message: string };
 
-export function processHttpBody(route: HttpRoute, body: Uint8Array, ctx: IngestContext): HttpIngestResult {
+/**
+ * `spans`: the table the body's elements are noted in (noteJsonBody), so that a record left as it
+ * came is stored as its bytes; left out, every record is serialised.
+ */
+export function processHttpBody(route: HttpRoute, body: Uint8Array, ctx: IngestContext, spans?: RecordSpans): HttpIngestResult {
   let parsed: unknown;
+  const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
   try {
-    parsed = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
+    parsed = JSON.parse(text);
   } catch (e) {
     return { ok: false, code: 'bad_json', message: `body is not valid JSON: ${(e as Error).message}` };
   }
@@ -99,7 +105,8 @@ export function processHttpBody(route: HttpRoute, body: Uint8Array, ctx: IngestC
   }
   resetStaging();
   const out = emptyOutput();
-  processArray(kind, arr, -1, undefined, ctx, out);
+  if (spans) noteJsonBody(text, body, key, kindId(kind), spans);
+  processArray(kind, arr, -1, undefined, ctx, out, spans);
   return { ok: true, ...out };
 }
 
@@ -272,6 +279,7 @@ function encodeMixed(kindId: number, recs: ReadonlyArray<{ ts: number } & Classi
     const row = verbatim[j]!;
     const rec = recs[j]!;
     if (row < 0) into.push(json![r++]!);
+    else if (spans.json) into.push({ kind: kindId, clientTime: rec.ts, tab, payload: stageJsonBytes(spans, row, (rec as { _sig?: number })._sig), flags: recordFlags(rec) });
     else into.push({ kind: kindId, clientTime: rec.ts, tab, payload: stageBytes(spans, row, (rec as { _sig?: number })._sig), flags: recordFlags(rec) | REC_MSGPACK });
   }
 }
@@ -374,6 +382,26 @@ function stageBytes(spans: RecordSpans, row: number, sig?: number): Uint8Array {
   if (!shared) return out.subarray(0, n);
   stagingPos = align8(at + n);
   return new Uint8Array(staging.buffer, staging.byteOffset + at, n);
+}
+
+/**
+ * An HTTP body's element as stored: its JSON bytes, and detection's signature as the last key
+ * where JSON.stringify of the record would have put it (the key added last).
+ */
+function stageJsonBytes(spans: RecordSpans, row: number, sig?: number): Uint8Array {
+  const tail = sig === undefined ? '' : `,"_sig":${sig}}`;
+  // the signature and a closing brace in place of the element's own
+  const body = spans.end[row]! - spans.start[row]! - (tail ? 1 : 0);
+  const len = body + tail.length;
+  const shared = room(len);
+  const out = shared ? staging : Buffer.allocUnsafe(len);
+  const at = shared ? stagingPos : 0;
+  // the whole element (at most len bytes: the tail is longer than the brace it replaces)
+  spans.write(row, out, at);
+  if (tail) out.write(tail, at + body, 'latin1');
+  if (!shared) return out;
+  stagingPos = align8(at + len);
+  return new Uint8Array(staging.buffer, staging.byteOffset + at, len);
 }
 
 /** `sig` as a msgpack int32 (negative) or uint32 at `at`: 5 bytes */

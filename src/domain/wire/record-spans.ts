@@ -49,8 +49,11 @@ export class RecordSpans {
   /** elements noted so far in this frame */
   used = 0;
   splices = 0;
+  /** the elements are JSON text (an HTTP body, json-spans.ts), not msgpack */
+  json = false;
 
   reset(): void {
+    this.json = false;
     this.first.fill(-1);
     this.count.fill(-1);
     this.defStart.fill(-1);
