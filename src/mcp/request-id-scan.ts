@@ -6,17 +6,11 @@
  * arguments (configure's noise rule id) is not the request's.
  */
 
+import { BACKSLASH, CLOSE_ARR, CLOSE_OBJ, COLON, COMMA, OPEN_ARR, OPEN_OBJ, QUOTE } from '../domain/wire/json-bytes.js';
+
 /** an id longer than this is not one a client would wait on */
 const MAX_ID_BYTES = 256;
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_OBJ = 0x7b;
-const CLOSE_OBJ = 0x7d;
-const OPEN_ARR = 0x5b;
-const CLOSE_ARR = 0x5d;
 const I = 0x69;
 const D = 0x64;
 

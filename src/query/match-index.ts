@@ -277,7 +277,7 @@ export class MatchIndex {
 const MAX_INDEXES = 8;
 /** how often the indexes catch up in the background, and the work allowed each time */
 export const TICK_MS = 25;
-export const TICK_WORK_MS = 4;
+const TICK_WORK_MS = 4;
 /**
  * A tick that found nothing new doubles the wait before the next one, up to this: an index
  * kept for a minute after a read no longer wakes the scan worker 40 times a second while nothing

@@ -18,15 +18,9 @@
  * Buffer's indexOf cost ~50 ns a call), so only an ASCII body is noted: its characters are its
  * bytes. Any other is refused whole and its records are serialised as before.
  */
+import { CLOSE_ARR, CLOSE_OBJ, COLON, COMMA, OPEN_ARR, OPEN_OBJ, QUOTE } from './json-bytes.js';
 import type { RecordSpans } from './record-spans.js';
 
-const QUOTE = 0x22;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_OBJ = 0x7b;
-const CLOSE_OBJ = 0x7d;
-const OPEN_ARR = 0x5b;
-const CLOSE_ARR = 0x5d;
 const MINUS = 0x2d;
 const ZERO = 0x30;
 const NINE = 0x39;
