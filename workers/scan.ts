@@ -8,11 +8,14 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { StoreReader } from '../src/shm/index.js';
 import { packFold, ReadIndexes, runFoldQuery } from '../src/query/index.js';
 import type { ScanRequest, ScanReply, ScanWorkerInit } from '../src/pool/scan-worker.js';
+import { readWaiting, TAKEN } from '../src/pool/scan-reads.js';
 
 const init = workerData as ScanWorkerInit;
 const reader = new StoreReader(init.store);
-// errors and failing requests kept as they are ingested, for every client's reads (match-index.ts)
-const indexes = new ReadIndexes(reader);
+const reads = new Int32Array(init.reads);
+// errors and failing requests kept as they are ingested, for every client's reads (match-index.ts);
+// their background work gives way to a read that waits
+const indexes = new ReadIndexes(reader, { queryWaiting: () => readWaiting(reads) });
 const port = parentPort!;
 // fault injection only: a start slower than any read's deadline
 if (init.faultInjection && init.startDelayMs) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, init.startDelayMs);
@@ -25,6 +28,7 @@ port.on('message', (m: ScanRequest) => {
     if (m.t === 'crash') process.exit(70);
     for (;;);
   }
+  Atomics.add(reads, TAKEN, 1);
   runFoldQuery(reader, m.q, indexes).then(
     (a) => {
       const { packed, transfer } = packFold(a);

@@ -12,12 +12,15 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { gasolineError } from '../errors.js';
+import { ASKED, TAKEN } from './scan-reads.js';
 import { log } from '../log.js';
 import { type FoldAnswer, type FoldQuery, type PackedFold, unpackFold } from '../query/index.js';
 import type { StoreBuffers } from '../shm/index.js';
 
 export interface ScanWorkerInit {
   store: StoreBuffers;
+  /** two Int32 counters: reads main posted and reads the thread began (scan-reads.ts) */
+  reads: SharedArrayBuffer;
   faultInjection: boolean;
   /** fault injection only: the thread waits this long before it says it is ready (a slow start) */
   startDelayMs?: number;
@@ -63,6 +66,8 @@ interface Pending {
 
 export class ScanWorker {
   private worker: Worker | null = null;
+  /** the thread's ScanWorkerInit.reads, new with each thread */
+  private reads: Int32Array<ArrayBufferLike> = new Int32Array(2);
   private online = false;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
@@ -76,6 +81,11 @@ export class ScanWorker {
 
   get inFlight(): number {
     return this.pending.size;
+  }
+
+  /** reads posted to the thread it has not begun yet (its background index work gives way meanwhile) */
+  get unbegun(): number {
+    return Atomics.load(this.reads, ASKED) - Atomics.load(this.reads, TAKEN);
   }
 
   /** whether the thread exists now (it starts on the first read, and again after a failure) */
@@ -94,7 +104,7 @@ export class ScanWorker {
     this.counts.queries++;
     return new Promise<FoldAnswer>((resolve, reject) => {
       this.pending.set(id, { resolve, reject, timer: this.online ? this.deadline(w) : undefined });
-      w.postMessage({ t: 'fold', id, q } satisfies ScanRequest);
+      this.post(w, { t: 'fold', id, q });
     });
   }
 
@@ -120,7 +130,13 @@ export class ScanWorker {
     this.warmed.set(key, now);
     this.counts.kept_warm++;
     // id 0 is never pending (ids start at 1): the answer is not waited for
-    this.spawned().postMessage({ t: 'fold', id: 0, q } satisfies ScanRequest);
+    this.post(this.spawned(), { t: 'fold', id: 0, q });
+  }
+
+  /** A read for the thread, counted first so that its background work gives way (ScanWorkerInit.reads). */
+  private post(w: Worker, r: ScanRequest & { t: 'fold' }): void {
+    Atomics.add(this.reads, ASKED, 1);
+    w.postMessage(r);
   }
 
   /** Fault injection: the worker exits at once (crash), or spins forever (hang), whatever it was reading. */
@@ -141,8 +157,10 @@ export class ScanWorker {
 
   private spawned(): Worker {
     if (this.worker) return this.worker;
+    const reads = new SharedArrayBuffer(8);
+    this.reads = new Int32Array(reads);
     const w = new Worker(scanWorkerFile(), {
-      workerData: { store: this.o.store, faultInjection: this.o.faultInjection ?? false, ...(this.o.faultInjection && this.o.startDelayMs ? { startDelayMs: this.o.startDelayMs } : {}) } satisfies ScanWorkerInit,
+      workerData: { store: this.o.store, reads, faultInjection: this.o.faultInjection ?? false, ...(this.o.faultInjection && this.o.startDelayMs ? { startDelayMs: this.o.startDelayMs } : {}) } satisfies ScanWorkerInit,
       // a worker's stdout would otherwise be piped into ours, which belongs to MCP
       stdout: true,
       resourceLimits: { maxYoungGenerationSizeMb: this.o.youngGenerationMb ?? 16 },

@@ -145,7 +145,7 @@ export class MatchIndex {
   }
 
   /** Reads what was committed since the last catch-up, until `deadline` (performance.now()); true when there was any. */
-  catchUp(deadline: number): boolean {
+  catchUp(deadline: number, stop?: () => boolean): boolean {
     const from = this.to;
     const needles = this.anyOf;
     const flag = this.anyFlag;
@@ -163,7 +163,7 @@ export class MatchIndex {
       }
       this.to = r.next;
       this.lagging = !r.atEnd;
-      if (r.atEnd || performance.now() >= deadline) break;
+      if (r.atEnd || performance.now() >= deadline || stop?.() === true) break;
     }
     this.prune(this.reader.tailOrd(this.kind));
     return this.to !== from;
@@ -301,7 +301,19 @@ export class ReadIndexes {
 
   constructor(
     private readonly reader: StoreReader,
-    private readonly o: { tickMs?: number; idleMs?: number; maxEntries?: number; background?: boolean; workMs?: number } = {},
+    private readonly o: {
+      tickMs?: number;
+      idleMs?: number;
+      maxEntries?: number;
+      background?: boolean;
+      workMs?: number;
+      /**
+       * true while a query waits for this thread: a background step ends at its next chunk, so the
+       * query does not wait out a step's whole workMs (at half the maximum ingest the index is
+       * behind, and queries waited up to 5.5 ms for a step to end; issue 17)
+       */
+      queryWaiting?: () => boolean;
+    } = {},
   ) {
     this.waitMs = o.tickMs ?? TICK_MS;
     this.cadence = new Cadence(() => this.tick(), this.waitMs);
@@ -344,7 +356,7 @@ export class ReadIndexes {
         continue;
       }
       try {
-        moved = idx.catchUp(now + workMs) || moved;
+        moved = idx.catchUp(now + workMs, this.o.queryWaiting) || moved;
         lagging ||= idx.lagging;
       } catch {
         // a ring the reader finds corrupt: queries scan it and report that themselves

@@ -58,6 +58,12 @@ describe('scan worker', () => {
     const q = { ...errorsQuery, start: [0], tab: undefined };
     const [there, here] = await Promise.all([w.run(q), runFoldQuery(new StoreReader(store), q)]);
     expect(strip(there)).toEqual(strip(here));
+    // the thread counted the read as begun before it answered: its index work no longer gives way
+    expect(w.unbegun).toBe(0);
+    w.keepWarm(q);
+    const more = await Promise.all([w.run(q), w.run(q)]);
+    expect(more.map(strip)).toEqual([strip(here), strip(here)]);
+    expect(w.unbegun).toBe(0);
     // 3000 logs: every 10th hidden as noise, every 3rd (not 10th) a warning, the rest 7 signatures
     expect(there.results[0]!.hidden).toBe(300);
     expect(there.noiseHits).toEqual({ n2: 300 });

@@ -280,6 +280,48 @@ describe('MatchIndex', () => {
     indexes.stop();
   });
 
+  it('a background step gives way to a waiting read at its next chunk, and goes on after it', async () => {
+    const w = world(22, 1024 * 1024);
+    let waiting = false;
+    const indexes = new ReadIndexes(w.reader, { tickMs: 25, workMs: 60_000, background: false, queryWaiting: () => waiting });
+    const q: FoldQuery = { kinds: [LOGS], start: [0], maxScan: 20_000, filter: { what: 'errors' }, fold: true };
+    await runFoldQuery(w.reader, q, indexes);
+    const idx = indexes.get(LOGS, ERROR_BYTES)!;
+    w.write(2000);
+    const head = w.reader.latestOrd(LOGS);
+    waiting = true;
+    // a step with all the time in the world reads one chunk, and says it is behind
+    expect(indexes.tick()).toBe(60_000);
+    expect(idx.to).toBeGreaterThan(0);
+    expect(idx.to).toBeLessThan(head);
+    expect(idx.lagging).toBe(true);
+    waiting = false;
+    indexes.tick();
+    expect(idx.to).toBe(head);
+    expect(idx.lagging).toBe(false);
+    indexes.stop();
+  });
+
+  it('a read that cannot reach the index\'s end does not catch it up first; one that can, does; both answer as a scan', async () => {
+    const w = world(23, 1024 * 1024);
+    const indexes = new ReadIndexes(w.reader, { background: false });
+    const q = (start: number, maxScan: number): FoldQuery => ({ kinds: [LOGS], start: [start], maxScan, filter: { what: 'errors' }, fold: true, wallMs: 60_000 });
+    await runFoldQuery(w.reader, q(0, 20_000), indexes);
+    w.write(600);
+    indexes.tick();
+    const idx = indexes.get(LOGS, ERROR_BYTES)!;
+    const covered = idx.to;
+    w.write(600);
+    // a caller far behind: 100 ordinals from the tail end well inside what is indexed
+    const near = await runFoldQuery(w.reader, q(w.reader.tailOrd(LOGS), 100), indexes);
+    expect(idx.to).toBe(covered);
+    expect(comparable(near)).toEqual(comparable(await runFoldQuery(w.reader, q(w.reader.tailOrd(LOGS), 100))));
+    const far = await runFoldQuery(w.reader, q(w.reader.tailOrd(LOGS), 20_000), indexes);
+    expect(idx.to).toBe(w.reader.latestOrd(LOGS));
+    expect(comparable(far)).toEqual(comparable(await runFoldQuery(w.reader, q(w.reader.tailOrd(LOGS), 20_000))));
+    indexes.stop();
+  });
+
   it('its columns wrap and grow while the oldest entries go: every answer is still the scan\'s, keys are released with their entries', async () => {
     const w = world(16, 4 * 1024 * 1024);
     const indexes = new ReadIndexes(w.reader, { background: false, maxEntries: 3000 });
