@@ -100,14 +100,8 @@ export async function scanIndexed(
       continue;
     }
     if (pos >= idx.from && pos < idx.to) {
-      // a writer moved the tail since the prune above: what it passed is missed, as a scan misses it
-      const tail = reader.tailOrd(spec.kind);
-      if (pos < tail) {
-        total.missed += tail - pos;
-        pos = tail;
-        total.next = pos;
-        continue;
-      }
+      // a writer moved the tail since the prune above: the loop's top prunes and counts it missed
+      if (reader.tailOrd(spec.kind) > pos) continue;
       // bounded by the entries it examines, not the ordinals it passes (see fromIndex)
       const segEnd = Math.min(idx.to, end);
       const r = fromIndex(reader, idx, spec, pos, segEnd, budget, use, remaining);
