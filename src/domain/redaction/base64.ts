@@ -8,6 +8,9 @@
  * ids and long words decode to) is dropped at its first unprintable byte.
  */
 
+import { B64, TEXT_LEAD } from './base64-chars.js';
+import { KIND_BASE64_RUN, type Candidates } from './prefilter-scan.js';
+
 /** 16 characters decode to 12 bytes: `a:hunter2pass`, `pwd=12345678`. Shorter runs are everywhere. */
 export const MIN_RUN = 16;
 /** longer runs are images, fonts, wasm: not decoded (a bound on the work per string) */
@@ -18,20 +21,8 @@ export const MAX_RUN = 8192;
  */
 export const MAX_RUNS = 64;
 
-/**
- * Base64 of ASCII text: each 3-byte group starts with a byte in 0x09..0x7e, whose top six bits
- * (its group's first character) are 2..31: C, D or I..Z, a..f. Checking that every 4th character
- * is one of these rejects hex, words, paths and random ids after a character or two, before any
- * decoding. Indexed by the code byte (codesOf): 128..255 stand for characters that are not base64.
- */
-const TEXT_LEAD = new Uint8Array(256);
-for (const c of 'CDIJKLMNOPQRSTUVWXYZabcdef') TEXT_LEAD[c.charCodeAt(0)] = 1;
-
-/** [A-Za-z0-9+/_-]: both alphabets (base64url swaps +/ for -_), by code byte as above */
-const B64 = new Uint8Array(256);
-for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_') B64[c.charCodeAt(0)] = 1;
-
-const BEYOND_LATIN1 = /[\u0100-\uffff]/;
+/** a character beyond Latin-1: a text without one is one byte per character (and V8 answers this at once for it) */
+export const BEYOND_LATIN1 = /[\u0100-\uffff]/;
 /** the codes buffer a thread keeps (≤ SCRATCH_KEPT bytes); a longer text, or a scan inside a scan, gets its own */
 const SCRATCH_KEPT = 1 << 20;
 let scratch = Buffer.allocUnsafe(16 * 1024);
@@ -119,6 +110,27 @@ function runsIn(b: Uint8Array, to: number, fn: (start: number, end: number, capp
     while (end < to && end - i < 2 && b[end] === 61) end++;
     if (fn(start, end, ++runs > MAX_RUNS)) return;
   }
+}
+
+/**
+ * The runs eachRun would report for a Latin-1 `text` (same starts, same ends with their padding,
+ * same order), from the candidate finder's list (prefilter-scan.ts), which holds each run of
+ * MIN_RUN..MAX_RUN characters that leads like text, with its length. Pairs (start, end) in one
+ * array; no MAX_RUNS cap here (the caller counts per record).
+ */
+export function candidateRuns(text: string, found: Candidates): number[] {
+  const out: number[] = [];
+  const to = text.length;
+  for (let i = 0, o = found.at; i < found.count; i++, o += 2) {
+    const w = found.words[o]!;
+    if ((w & 15) !== KIND_BASE64_RUN) continue;
+    const start = found.words[o + 1]!;
+    const end = start + (w >>> 4);
+    let padded = end;
+    while (padded < to && padded - end < 2 && text.charCodeAt(padded) === 61) padded++;
+    out.push(start, padded);
+  }
+  return out;
 }
 
 /** The run decoded, or null when it is not printable ASCII text. */

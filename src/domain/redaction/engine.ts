@@ -14,8 +14,8 @@ import { sensitiveVariables } from './graphql.js';
 import { MIN_MIXED } from './shape.js';
 import { redactCookie, redactSetCookie } from './cookies.js';
 import { hasLabel, joinedArgs, redactArgs, scrubMessage } from './args.js';
-import { decodeRun, eachRun, isUserPassword, MAX_RUNS } from './base64.js';
-import { markTriggered, mayTrigger } from './trigger.js';
+import { candidateRuns, decodeRun, eachRun, isUserPassword, MAX_RUNS } from './base64.js';
+import { findCandidates, markByPasses, markFound, mayTrigger } from './trigger.js';
 
 export const RedactionConfigSchema = z
   .object({
@@ -278,9 +278,15 @@ export class RedactionEngine {
   /** Every check of the pre-filter over texts joined by '\n', text r starting at starts[r]. */
   private mark(text: string, starts: Int32Array, hit: Uint8Array): void {
     const n = starts.length;
-    markTriggered(text, starts, hit);
+    // one pass of the candidate finder for the built-in anchors and the base64 runs (a Latin-1
+    // text), else the passes and the run probe; the runs are read off its list first: a run's
+    // decoding goes through the rules, which may use the finder again
+    const found = findCandidates(text);
+    const runs = found ? candidateRuns(text, found) : undefined;
+    if (found) markFound(text, starts, hit, found);
+    else markByPasses(text, starts, hit);
     if (this.userPatterns.length) markUserRules(text, starts, hit, this.userPatterns);
-    this.markEncoded(text, starts, hit);
+    this.markEncoded(text, starts, hit, runs);
     // decode, then look again: only for records that hold an escape at all
     if (text.indexOf('%') >= 0 || text.indexOf('\\') >= 0) {
       for (let i = 0; i < n; i++) {
@@ -296,11 +302,11 @@ export class RedactionEngine {
    * call per record: a run never crosses a record ('\n' joins them and is not base64), so the runs
    * found are the same, and each record's runs are counted against MAX_RUNS on their own.
    */
-  private markEncoded(text: string, starts: Int32Array, hit: Uint8Array): void {
+  private markEncoded(text: string, starts: Int32Array, hit: Uint8Array, found?: readonly number[]): void {
     const n = starts.length;
     let r = 0;
     let runs = 0;
-    eachRun(text, (a, b) => {
+    const visit = (a: number, b: number): false => {
       if (r + 1 < n && starts[r + 1]! <= a) {
         while (r + 1 < n && starts[r + 1]! <= a) r++;
         runs = 0;
@@ -308,7 +314,10 @@ export class RedactionEngine {
       if (hit[r] === 1) return false;
       if (++runs > MAX_RUNS || this.decodedHolds(text.slice(a, b))) hit[r] = 1;
       return false;
-    });
+    };
+    // the runs the candidate finder listed (candidateRuns), or found by probing the text
+    if (found) for (let k = 0; k < found.length; k += 2) visit(found[k]!, found[k + 1]!);
+    else eachRun(text, visit);
   }
 
   private mayHoldDecoded(s: string): boolean {

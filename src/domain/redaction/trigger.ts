@@ -11,6 +11,9 @@
  * without such an anchor are short regexes that V8 can skip through quickly.
  */
 
+import { BEYOND_LATIN1 } from './base64.js';
+import { KIND_ANCHOR, KIND_CARD_RUN, scanCandidates, type Candidates } from './prefilter-scan.js';
+
 /** [0-9A-Z]: the 16 characters after an AWS key id's four-letter prefix */
 const UPPER_DIGIT = new Uint8Array(128);
 for (const c of '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ') UPPER_DIGIT[c.charCodeAt(0)] = 1;
@@ -169,12 +172,124 @@ function userinfoBefore(s: string, p: number): boolean {
   return s.slice(Math.max(0, j - 151), j).includes('jdbc:oracle:');
 }
 
+/** [Bb]earer |BEARER |[Bb]asic |BASIC  at its 'B': by the letter after it first (e, a, E, A), not by four startsWith calls */
+function schemeUpper(t: string, p: number): boolean {
+  const c = t.charCodeAt(p + 1);
+  return c === 101 ? t.startsWith('Bearer ', p) : c === 97 ? t.startsWith('Basic ', p) : c === 69 ? t.startsWith('BEARER ', p) : c === 65 && t.startsWith('BASIC ', p);
+}
+
+/** ... at its 'b' */
+function schemeLower(t: string, p: number): boolean {
+  const c = t.charCodeAt(p + 1);
+  return c === 101 ? t.startsWith('bearer ', p) : c === 97 && t.startsWith('basic ', p);
+}
+
+const keyedOrPair = (t: string, p: number): boolean => keyedBefore(t, p) || pairAt(t, p);
+const slackHook = (t: string, p: number): boolean => literalAt(t, p - 3, 'hooks.slack');
+const jwtStart = (t: string, p: number): boolean => literalAt(t, p - 2, 'ey');
+const always = (): boolean => true;
+/** AIza is read at the 'A' the AWS key id's branch is anchored on: one pass over the text fewer */
+const googleOrAws = (t: string, p: number): boolean => t.startsWith('AIza', p) || awsKeyIdAt(t, p);
+
+/**
+ * A position the candidate finder listed, confirmed by the same function its pass would call
+ * (its multi-character anchors read again from the text: the finder only narrows them).
+ */
+function confirmAt(t: string, p: number): boolean {
+  switch (t.charCodeAt(p)) {
+    case 58: // :
+      return keyedBefore(t, p);
+    case 61: // =
+      return keyedOrPair(t, p);
+    case 64: // @
+      return userinfoBefore(t, p);
+    case 95: // _
+      return underscoreToken(t, p);
+    case 45: // -
+      return dashToken(t, p);
+    case 83: // S
+      return t.startsWith('SG.', p);
+    case 107: // k
+      return t.startsWith('ks.sl', p) && slackHook(t, p);
+    case 74: // J
+      return jwtStart(t, p);
+    case 80: // P
+      return t.startsWith('PRIVATE KEY', p);
+    case 66: // B
+      return schemeUpper(t, p);
+    case 98: // b
+      return schemeLower(t, p);
+    case 65: // A
+      return googleOrAws(t, p);
+    default:
+      return false;
+  }
+}
+
+/** [0-9 -]: what a card number's match is made of (CARD_DIGITS) */
+function isCardChar(c: number): boolean {
+  return (c >= 48 && c <= 57) || c === 32 || c === 45;
+}
+const CARD_ONE = new RegExp(CARD_DIGITS.source);
+
+/**
+ * Below this many characters the passes answer as fast as the candidate finder's copy and call
+ * (egress strings, single fields); a batch's joined text is longer.
+ */
+const SCAN_FROM = 128;
+
 /**
  * Marks `hit[r] = 1` for every record r whose text may hold a secret. `text` is the records'
  * texts joined, record r starting at `starts[r]` (ascending). A match that straddles two records
  * marks one of them: harmless, the rules then look at that record alone.
+ *
+ * A text of Latin-1 characters goes through the candidate finder (prefilter-scan.ts), any other
+ * through the passes; both mark the same records (test/unit/redaction/trigger.test.ts).
  */
 export function markTriggered(text: string, starts: ArrayLike<number>, hit: Uint8Array): void {
+  if (starts.length === 0) return;
+  const found = findCandidates(text);
+  if (found !== null) markFound(text, starts, hit, found);
+  else markByPasses(text, starts, hit);
+}
+
+/** The candidate finder's list for a text it takes (long enough, Latin-1 only), else null. */
+export function findCandidates(text: string): Candidates | null {
+  return text.length >= SCAN_FROM && !BEYOND_LATIN1.test(text) ? scanCandidates(text) : null;
+}
+
+/** The finder's list, confirmed in order: anchors by their pass's function, card runs by CARD_DIGITS over the run. */
+export function markFound(text: string, starts: ArrayLike<number>, hit: Uint8Array, found: Candidates): void {
+  if (starts.length === 0) return;
+  const n = starts.length;
+  const { count, words } = found;
+  // the anchors and the card runs are each listed in ascending order: a cursor each
+  let r = 0;
+  let rc = 0;
+  let cardEnd = -1;
+  for (let i = 0, o = found.at; i < count; i++, o += 2) {
+    const p = words[o + 1]!;
+    if (words[o] === KIND_ANCHOR) {
+      while (r + 1 < n && starts[r + 1]! <= p) r++;
+      if (hit[r] !== 1 && confirmAt(text, p)) hit[r] = 1;
+      continue;
+    }
+    if (words[o] !== KIND_CARD_RUN) continue;
+    // a run of [0-9 -] is listed once per chunk it spans: read whole the first time
+    if (p < cardEnd) continue;
+    let a = p;
+    while (a > 0 && isCardChar(text.charCodeAt(a - 1))) a--;
+    let e = p + 1;
+    while (e < text.length && isCardChar(text.charCodeAt(e))) e++;
+    cardEnd = e;
+    // a match is made of these characters only, so it lies inside one run, and a run inside one record ('\n' is none of them)
+    while (rc + 1 < n && starts[rc + 1]! <= a) rc++;
+    if (hit[rc] !== 1 && CARD_ONE.test(text.slice(a, e))) hit[rc] = 1;
+  }
+}
+
+/** The passes over the text, one per anchor: for short texts, and for any text with a character above U+00FF. */
+export function markByPasses(text: string, starts: ArrayLike<number>, hit: Uint8Array): void {
   const n = starts.length;
   if (n === 0) return;
   // Each pass walks forward, so the record holding a position is found by moving a cursor, not
@@ -207,30 +322,21 @@ export function markTriggered(text: string, starts: ArrayLike<number>, hit: Uint
     }
   };
   anchored(':', keyedBefore);
-  anchored('=', (t, p) => keyedBefore(t, p) || pairAt(t, p));
+  anchored('=', keyedOrPair);
   anchored('@', userinfoBefore);
   anchored('_', underscoreToken);
   anchored('-', dashToken);
   // '.' is in every host name: 'SG.' is cheaper as a literal (its 'S' is rare). 'hooks.slack' is
   // not: a literal whose first character is common ('h' of every "https") is searched at ~1 ns a
   // character, so it is found from its middle, "ks.sl" (0.9× the whole pre-filter's cost)
-  anchored('SG.', () => true);
-  anchored('ks.sl', (t, p) => literalAt(t, p - 3, 'hooks.slack'));
-  anchored('J', (s, p) => literalAt(s, p - 2, 'ey'));
-  anchored('PRIVATE KEY', () => true);
-  // [Bb]earer |BEARER |[Bb]asic |BASIC : anchored on the B (rare in prose), cheaper than the
-  // alternation tried at every position (5 % of the pre-filter)
-  // each confirmed by the letter after the B first (e, a, E, A), not by four startsWith calls
-  anchored('B', (t, p) => {
-    const c = t.charCodeAt(p + 1);
-    return c === 101 ? t.startsWith('Bearer ', p) : c === 97 ? t.startsWith('Basic ', p) : c === 69 ? t.startsWith('BEARER ', p) : c === 65 && t.startsWith('BASIC ', p);
-  });
-  anchored('b', (t, p) => {
-    const c = t.charCodeAt(p + 1);
-    return c === 101 ? t.startsWith('bearer ', p) : c === 97 && t.startsWith('basic ', p);
-  });
-  // AIza is read at the 'A' the AWS key id's pass visits anyway: one pass over the text fewer
-  anchored('A', (t, p) => t.startsWith('AIza', p) || awsKeyIdAt(t, p));
+  anchored('SG.', always);
+  anchored('ks.sl', slackHook);
+  anchored('J', jwtStart);
+  anchored('PRIVATE KEY', always);
+  // the schemes anchored on the B (rare in prose), cheaper than the alternation tried at every position
+  anchored('B', schemeUpper);
+  anchored('b', schemeLower);
+  anchored('A', googleOrAws);
   regex(CARD_DIGITS);
 }
 
