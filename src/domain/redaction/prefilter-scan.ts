@@ -9,9 +9,9 @@
 import { B64, TEXT_LEAD } from './base64-chars.js';
 import { PREFILTER_WASM } from './prefilter-wasm.js';
 
-/** where the text starts in the module's memory (the bytes before it stay zero: see the .wat) */
+/** where the text starts in the module's memory (below it, the run tables: see the .wat) */
 const TEXT_AT = 1024;
-/** zero bytes after the text: the last chunk and its look-ahead of four read only these */
+/** zero bytes after the text: the last chunk and its one-byte look-ahead read only these */
 const PAD = 32;
 const PAGE = 65536;
 /**

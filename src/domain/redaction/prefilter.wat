@@ -13,7 +13,7 @@
 ;;           whose every fourth character from its start may lead base64 of text (leadsLikeText),
 ;;           at its start;
 ;;   kind 2: a position inside a run of at least 10 of [0-9 -] (a card number's characters).
-;; `out` must have room for 8 × (len + len / 16 + 2) bytes. Returns the number of pairs.
+;; `out` must have room for 8 × (len + 2 × len / 16 + 40) bytes. Returns the number of pairs.
 ;;
 ;; Compiled by scripts/gen-prefilter-wasm.mjs into prefilter-wasm.ts (a test holds the two equal).
 (module

@@ -244,7 +244,7 @@ const SCAN_FROM = 128;
  * marks one of them: harmless, the rules then look at that record alone.
  *
  * A text of Latin-1 characters goes through the candidate finder (prefilter-scan.ts), any other
- * through the passes; both mark the same records (test/unit/redaction/trigger.test.ts).
+ * through the passes; both mark the same records (test/unit/redaction/prefilter.test.ts).
  */
 export function markTriggered(text: string, starts: ArrayLike<number>, hit: Uint8Array): void {
   if (starts.length === 0) return;
