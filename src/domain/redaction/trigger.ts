@@ -233,12 +233,6 @@ function isCardChar(c: number): boolean {
 const CARD_ONE = new RegExp(CARD_DIGITS.source);
 
 /**
- * Below this many characters the passes answer as fast as the candidate finder's copy and call
- * (egress strings, single fields); a batch's joined text is longer.
- */
-const SCAN_FROM = 128;
-
-/**
  * Marks `hit[r] = 1` for every record r whose text may hold a secret. `text` is the records'
  * texts joined, record r starting at `starts[r]` (ascending). A match that straddles two records
  * marks one of them: harmless, the rules then look at that record alone.
@@ -247,15 +241,18 @@ const SCAN_FROM = 128;
  * through the passes; both mark the same records (test/unit/redaction/prefilter.test.ts).
  */
 export function markTriggered(text: string, starts: ArrayLike<number>, hit: Uint8Array): void {
-  if (starts.length === 0) return;
   const found = findCandidates(text);
   if (found !== null) markFound(text, starts, hit, found);
   else markByPasses(text, starts, hit);
 }
 
-/** The candidate finder's list for a text it takes (long enough, Latin-1 only), else null. */
+/**
+ * The candidate finder's list for a text it takes (Latin-1 only), else null. It is as fast as
+ * the passes or faster at every length, 4 characters included (PERFORMANCE.md), so it takes
+ * short texts too.
+ */
 export function findCandidates(text: string): Candidates | null {
-  return text.length >= SCAN_FROM && !BEYOND_LATIN1.test(text) ? scanCandidates(text) : null;
+  return BEYOND_LATIN1.test(text) ? null : scanCandidates(text);
 }
 
 /** The finder's list, confirmed in order: anchors by their pass's function, card runs by CARD_DIGITS over the run. */
@@ -288,7 +285,7 @@ export function markFound(text: string, starts: ArrayLike<number>, hit: Uint8Arr
   }
 }
 
-/** The passes over the text, one per anchor: for short texts, and for any text with a character above U+00FF. */
+/** The passes over the text, one per anchor: for a text with a character above U+00FF, or one the finder cannot take. */
 export function markByPasses(text: string, starts: ArrayLike<number>, hit: Uint8Array): void {
   const n = starts.length;
   if (n === 0) return;

@@ -69,10 +69,21 @@ describe('the candidate finder', () => {
     expect(Buffer.from(bytes).toString('base64')).toBe(PREFILTER_WASM);
   });
 
-  it('runs here: a Latin-1 text of 128 characters or more is scanned', () => {
+  it('runs here: a Latin-1 text of any length is scanned, one with a character above U+00FF is not', () => {
     expect(findCandidates('x'.repeat(200))).not.toBeNull();
-    expect(findCandidates('x'.repeat(100))).toBeNull();
+    expect(findCandidates('x'.repeat(5))).not.toBeNull();
+    expect(findCandidates('')).not.toBeNull();
     expect(findCandidates(`${'x'.repeat(200)}€`)).toBeNull();
+  });
+
+  it('marks a short text as the passes do, at every length from 0 to 40', () => {
+    for (const piece of ['token:x', 'sk-', 'eyJ', 'AKIAABCDEFGHIJKLMNOP', '4111111111', 'hooks.slack', 'Bearer x']) {
+      for (let n = 0; n <= 40; n++) {
+        const text = `${'w'.repeat(n)}${piece}`.slice(0, Math.max(n, piece.length));
+        const m = bothMarks(text, [0]);
+        expect(m.finder, JSON.stringify(text)).toBe(m.passes);
+      }
+    }
   });
 
   it('marks exactly the records the passes mark, on 3 000 seeded batches', () => {
