@@ -376,7 +376,10 @@ function goLine(s: SuiteOutput): string {
   if (go.skipped) return `- Go reference on POST /logs: skipped — ${go.skipped}.`;
   // the warm-up second each served, so a start-up regression still shows beside the steady figure
   const warm = logs.warmup_s && logs.warmup_entries_per_s !== null && go.warmup_entries_per_s !== null ? ` after ${logs.warmup_s} s of the same load unmeasured (in which they served ${fmt(logs.warmup_entries_per_s)} and ${fmt(go.warmup_entries_per_s)})` : '';
-  return `- POST /logs, 10 connections, 50 entries per request, same run${warm}: Gasoline **${fmt(logs.entries_per_s)}** entries/s (p99 ${logs.latency_p99_ms} ms) vs the Go reference 0.7.9 **${fmt(go.entries_per_s)}** (p99 ${go.latency_p99_ms} ms): **${Math.round((logs.entries_per_s / Math.max(1, go.entries_per_s)) * 10) / 10}×**.`;
+  const rounds = s.results.http_logs_rounds as Array<{ a_entries_per_s: number; b_entries_per_s: number }> | undefined;
+  const ratio = s.figures['http.logs_vs_go_ratio'];
+  const paired = rounds?.length && typeof ratio === 'number' ? `**${ratio}×**, the median of ${rounds.length} alternating rounds (${rounds.map((r) => `${Math.round((r.a_entries_per_s / Math.max(1, r.b_entries_per_s)) * 10) / 10}`).join(', ')})` : `**${Math.round((logs.entries_per_s / Math.max(1, go.entries_per_s)) * 10) / 10}×**`;
+  return `- POST /logs, 10 connections, 50 entries per request, same run${warm}: Gasoline **${fmt(logs.entries_per_s)}** entries/s (p99 ${logs.latency_p99_ms} ms) vs the Go reference 0.7.9 **${fmt(go.entries_per_s)}** (p99 ${go.latency_p99_ms} ms): ${paired}.`;
 }
 
 // ── main ─────────────────────────────────────────────────────────────────────────────────────

@@ -8,8 +8,8 @@
  *            the bridge's cost as a ratio), bridge_start (30 warm + 5 cold spawns), cold_start (10 --standalone spawns), heavy 15 s,
  *            burst 15 s, saturate 5 × 3 s, half 15 s (ingest at half the maximum saturate
  *            measured, issue 5's condition for push latency), clients3 15 s (3 bridges on one
- *            daemon at that rate), HTTP routes 3 s each, POST /logs vs the Go reference 1 s unmeasured + 5 s
- *            each; issue 22's references: push_ref (the push probe against the plain reference
+ *            daemon at that rate), HTTP routes 3 s each, POST /logs vs the Go reference 1 s unmeasured, then 5
+ *            alternating rounds of 1 s each (the median ratio); issue 22's references: push_ref (the push probe against the plain reference
  *            server, in the same 10 s as floor's) and ingest_ref (closed-loop ingest, reference and Gasoline in
  *            3 alternating rounds of 3 s); issue 19's panel (60 panel sessions) and approval (40 interact
  *            calls, each approved once by a paired extension at once) — the `pnpm bench` gate, ≤ 6 min with micro
@@ -28,7 +28,7 @@
  * are "not measured", never taken from another mode.
  */
 import type { Figure } from './slo.js';
-import { runHttpLoad, type HttpLoadResult, type HttpRouteName } from './load/http-load.js';
+import { runHttpLoad, runHttpPaired, type HttpLoadResult, type HttpRouteName } from './load/http-load.js';
 import { runBridgeStart, runClients, runStandaloneStart, type BridgeStartResult, type ClientsResult, type StandaloneStartResult } from './load/bridge-profiles.js';
 import { buildModes, NO_BRIDGE } from './load/build-modes.js';
 import type { ProcMode } from './load/mcp-client.js';
@@ -91,6 +91,12 @@ const CLIENTS_FALLBACK_RATE = 50_000;
  * reference's 0.55–1.24 (4 rounds each, 2026-11-25): ~10 % of a 5 s window against ~2 %.
  */
 const LOGS_WARMUP_MS = 1000;
+/**
+ * POST /logs beside the Go reference: rounds of one window each, the order swapped every round
+ * (runHttpPaired); the figure is the median of the per-round ratios. The profile's time is split
+ * between them (whole seconds: 5 s → five rounds of 1 s per server).
+ */
+const LOGS_ROUNDS = 5;
 
 interface Durations {
   floor: number;
@@ -459,21 +465,21 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteOutput> {
   }
   if (d.logs) {
     await step('http', async () => {
-      const port = await freePort();
-      // both servers get the same second of the same load before their window: see LOGS_WARMUP_MS
-      const r = await runHttpLoad({ target: 'gasoline', port, durationMs: d.logs, warmupMs: LOGS_WARMUP_MS, connections: 10, root: o.root });
+      // both servers get the same second of the same load before their windows: see LOGS_WARMUP_MS
+      const gasoline = { target: 'gasoline' as const, port: await freePort(), root: o.root };
+      const paired = o.go ? await runHttpPaired({ a: gasoline, b: { target: 'go', port: await freePort() }, rounds: LOGS_ROUNDS, roundMs: Math.max(1000, Math.round(d.logs / LOGS_ROUNDS / 1000) * 1000), warmupMs: LOGS_WARMUP_MS, connections: 10 }) : null;
+      if (paired && 'skipped' in paired) out.unavailable['go.logs_entries_per_s'] = paired.skipped;
+      const r = paired && !('skipped' in paired) ? paired.a : await runHttpLoad({ ...gasoline, durationMs: d.logs, warmupMs: LOGS_WARMUP_MS, connections: 10 });
       out.results.http_logs = r;
       f['http.logs_entries_per_s'] = r.entries_per_s;
-      if (o.go) {
-        const gp = await freePort();
-        const g = await runHttpLoad({ target: 'go', port: gp, durationMs: d.logs, warmupMs: LOGS_WARMUP_MS, connections: 10 });
-        out.results.http_logs_go = g;
-        if (g.skipped) out.unavailable['go.logs_entries_per_s'] = g.skipped;
-        else {
-          f['go.logs_entries_per_s'] = g.entries_per_s;
-          f['go.logs_p99_ms'] = g.latency_p99_ms;
-          f['http.logs_vs_go_ratio'] = g.entries_per_s > 0 ? Math.round((r.entries_per_s / g.entries_per_s) * 10) / 10 : null;
-        }
+      if (paired && !('skipped' in paired)) {
+        out.results.http_logs_go = paired.b;
+        out.results.http_logs_rounds = paired.rounds;
+        f['go.logs_entries_per_s'] = paired.b.entries_per_s;
+        f['go.logs_p99_ms'] = paired.b.latency_p99_ms;
+        f['http.logs_vs_go_ratio'] = Math.round(paired.ratio.ratio * 10) / 10;
+        f['http.logs_vs_go_ratio_p25'] = Math.round(paired.ratio.ratio_p25 * 10) / 10;
+        f['http.logs_vs_go_ratio_p75'] = Math.round(paired.ratio.ratio_p75 * 10) / 10;
       }
     });
   }

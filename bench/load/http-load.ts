@@ -13,6 +13,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { logRecord, prng } from './frames.js';
 import { cpuSeconds, peakRssMb, ROOT, startServer } from './server-proc.js';
+import { pairedStats, quantile, type PairedRatios } from '../paired-stats.js';
 
 const require = createRequire(import.meta.url);
 
@@ -198,14 +199,19 @@ async function waitForPort(port: number, ms: number): Promise<boolean> {
   return false;
 }
 
-export async function runHttpLoad(o: HttpLoadOptions): Promise<HttpLoadResult> {
-  let pid: number;
-  let stop: () => Promise<unknown>;
-  const route = o.route ?? '/logs';
+/** A server under load, started for a profile and stopped after it. */
+interface Started {
+  pid: number;
+  stop: () => Promise<unknown>;
+  /** what its routes require beside the body (the Go reference wants its extension's header) */
+  headers: Record<string, string>;
+}
+
+async function startTarget(o: Pick<HttpLoadOptions, 'target' | 'port' | 'serverThreads' | 'root'>): Promise<Started | { skipped: string }> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (o.target === 'go') {
     const got = fetchGoBinary();
-    if ('skipped' in got) return skipped(o, got.skipped);
+    if ('skipped' in got) return got;
     const bin = got.bin;
     // a scratch HOME and state dir: the reference must not touch the user's real daemon or files
     const home = mkdtempSync(join(tmpdir(), 'gasoline-go-home-'));
@@ -215,10 +221,9 @@ export async function runHttpLoad(o: HttpLoadOptions): Promise<HttpLoadResult> {
     if (!(await waitForPort(o.port, 10_000))) {
       child.kill('SIGKILL');
       rmSync(home, { recursive: true, force: true });
-      return skipped(o, `${bin} did not answer on 127.0.0.1:${o.port}`);
+      return { skipped: `${bin} did not answer on 127.0.0.1:${o.port}` };
     }
-    pid = child.pid!;
-    stop = async () => {
+    const stop = async (): Promise<void> => {
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGTERM');
       const t = setTimeout(() => child.kill('SIGKILL'), 3000);
@@ -227,53 +232,137 @@ export async function runHttpLoad(o: HttpLoadOptions): Promise<HttpLoadResult> {
       // its scratch HOME and state dir were left in the temp dir by every run
       rmSync(home, { recursive: true, force: true });
     };
-  } else {
-    const srv = await startServer({ kind: o.target, port: o.port, threads: o.serverThreads, ...(o.root ? { root: o.root } : {}) });
-    pid = srv.pid;
-    stop = srv.stop;
+    return { pid: child.pid!, stop, headers };
   }
+  const srv = await startServer({ kind: o.target, port: o.port, threads: o.serverThreads, ...(o.root ? { root: o.root } : {}) });
+  return { pid: srv.pid, stop: srv.stop, headers };
+}
+
+/** One window of load on a started server: autocannon's result and the server's CPU seconds in it. */
+async function loadWindow(s: Started, port: number, route: HttpRouteName, connections: number, ms: number): Promise<{ r: AutocannonResult; cpuS: number }> {
+  const cpu0 = cpuSeconds(s.pid);
+  const r = await autocannon({
+    url: `http://127.0.0.1:${port}${route}`,
+    method: route === '/health' ? 'GET' : 'POST',
+    connections,
+    pipelining: 1,
+    duration: Math.max(1, Math.round(ms / 1000)),
+    ...(route === '/health' ? {} : { headers: s.headers, body: routeBody(route) }),
+  });
+  return { r, cpuS: cpuSeconds(s.pid) - cpu0 };
+}
+
+function perRequest(route: HttpRouteName): number {
+  return route === '/logs' || route === '/network-bodies' ? ENTRIES_PER_REQUEST : 1;
+}
+
+const median = (xs: readonly number[]): number => quantile(xs, 0.5);
+
+/**
+ * What a server served over its windows. One window gives its own figures; several (a paired run)
+ * give the sums over all of them and, for latency, the median of the windows' percentiles.
+ */
+function served(o: { target: HttpTarget; route: HttpRouteName; connections: number; warmupMs?: number }, pid: number, windows: ReadonlyArray<{ r: AutocannonResult; cpuS: number }>, warm: AutocannonResult | undefined): HttpLoadResult {
+  const per = perRequest(o.route);
+  const ok = windows.reduce((n, w) => n + w.r['2xx'], 0);
+  const seconds = windows.reduce((n, w) => n + w.r.duration, 0);
+  const cpuS = windows.reduce((n, w) => n + w.cpuS, 0);
+  const codes: Record<string, number> = {};
+  for (const w of windows) for (const [c, st] of Object.entries(w.r.statusCodeStats ?? {})) codes[c] = (codes[c] ?? 0) + st.count;
+  return {
+    target: o.target,
+    route: o.route,
+    connections: o.connections,
+    duration_s: seconds,
+    warmup_s: (o.warmupMs ?? 0) / 1000,
+    warmup_entries_per_s: warm ? Math.round((warm['2xx'] * per) / warm.duration) : null,
+    req_per_s: Math.round(ok / seconds),
+    entries_per_s: Math.round((ok * per) / seconds),
+    latency_p50_ms: median(windows.map((w) => w.r.latency.p50)),
+    latency_p99_ms: median(windows.map((w) => w.r.latency.p99)),
+    latency_p999_ms: median(windows.map((w) => w.r.latency.p99_9)),
+    ok_2xx: ok,
+    non2xx: windows.reduce((n, w) => n + w.r.non2xx, 0),
+    status_codes: codes,
+    errors: windows.reduce((n, w) => n + w.r.errors + w.r.timeouts, 0),
+    body_bytes: routeBody(o.route).length,
+    server_cpu_pct: seconds > 0 ? Math.round((cpuS / seconds) * 100) : null,
+    server_peak_rss_mb: peakRssMb(pid),
+  };
+}
+
+export async function runHttpLoad(o: HttpLoadOptions): Promise<HttpLoadResult> {
+  const route = o.route ?? '/logs';
+  const s = await startTarget(o);
+  if ('skipped' in s) return skipped(o, s.skipped);
   try {
-    const body = routeBody(route);
-    const load = (ms: number): Promise<AutocannonResult> =>
-      autocannon({
-        url: `http://127.0.0.1:${o.port}${route}`,
-        method: route === '/health' ? 'GET' : 'POST',
-        connections: o.connections,
-        pipelining: 1,
-        duration: Math.max(1, Math.round(ms / 1000)),
-        ...(route === '/health' ? {} : { headers, body }),
-      });
-    const warm = o.warmupMs ? await load(o.warmupMs) : undefined;
-    const perRequest = route === '/logs' || route === '/network-bodies' ? ENTRIES_PER_REQUEST : 1;
-    const cpu0 = cpuSeconds(pid);
-    const t0 = Date.now();
-    const r = await load(o.durationMs);
-    const cpu = (cpuSeconds(pid) - cpu0) / ((Date.now() - t0) / 1000);
-    const ok = r['2xx'];
-    const codes: Record<string, number> = {};
-    for (const [c, s] of Object.entries(r.statusCodeStats ?? {})) codes[c] = s.count;
-    return {
-      target: o.target,
-      route,
-      connections: o.connections,
-      duration_s: r.duration,
-      warmup_s: (o.warmupMs ?? 0) / 1000,
-      warmup_entries_per_s: warm ? Math.round((warm['2xx'] * perRequest) / warm.duration) : null,
-      req_per_s: Math.round(ok / r.duration),
-      entries_per_s: Math.round((ok * perRequest) / r.duration),
-      latency_p50_ms: r.latency.p50,
-      latency_p99_ms: r.latency.p99,
-      latency_p999_ms: r.latency.p99_9,
-      ok_2xx: ok,
-      non2xx: r.non2xx,
-      status_codes: codes,
-      errors: r.errors + r.timeouts,
-      body_bytes: body.length,
-      server_cpu_pct: Math.round(cpu * 100),
-      server_peak_rss_mb: peakRssMb(pid),
-    };
+    const warm = o.warmupMs ? (await loadWindow(s, o.port, route, o.connections, o.warmupMs)).r : undefined;
+    return served({ ...o, route }, s.pid, [await loadWindow(s, o.port, route, o.connections, o.durationMs)], warm);
   } finally {
-    await stop();
+    await s.stop();
+  }
+}
+
+export interface PairedHttpOptions {
+  /** the server whose throughput is divided (`a` ÷ `b`, pair by pair) */
+  a: { target: HttpTarget; port: number; root?: string };
+  b: { target: HttpTarget; port: number; root?: string };
+  rounds: number;
+  /** each server's window in a round (whole seconds: autocannon's unit) */
+  roundMs: number;
+  /** both servers get this much of the same load, unmeasured, before the first round */
+  warmupMs: number;
+  connections: number;
+  route?: HttpRouteName;
+}
+
+export interface PairedHttpResult {
+  a: HttpLoadResult;
+  b: HttpLoadResult;
+  /** a's entries/s ÷ b's, round by round, then the median (and the middle half: this run's noise) */
+  ratio: PairedRatios;
+  rounds: Array<{ first: 'a' | 'b'; a_entries_per_s: number; b_entries_per_s: number }>;
+}
+
+/**
+ * Two servers' throughput on one route, side by side: both run for the whole profile and take the
+ * same load in alternating windows, the order swapped every round, so a slow stretch of a shared
+ * machine falls on both rather than on whichever ran in it. One window each, one after the other,
+ * read the Go reference comparison anywhere from 15 to 28 × on this machine in one day.
+ */
+export async function runHttpPaired(o: PairedHttpOptions): Promise<PairedHttpResult | { skipped: string }> {
+  const route = o.route ?? '/logs';
+  const sa = await startTarget(o.a);
+  if ('skipped' in sa) return { skipped: `${o.a.target}: ${sa.skipped}` };
+  try {
+    const sb = await startTarget(o.b);
+    if ('skipped' in sb) return { skipped: `${o.b.target}: ${sb.skipped}` };
+    try {
+      const warmA = o.warmupMs ? (await loadWindow(sa, o.a.port, route, o.connections, o.warmupMs)).r : undefined;
+      const warmB = o.warmupMs ? (await loadWindow(sb, o.b.port, route, o.connections, o.warmupMs)).r : undefined;
+      const wa: Array<{ r: AutocannonResult; cpuS: number }> = [];
+      const wb: Array<{ r: AutocannonResult; cpuS: number }> = [];
+      const rounds: PairedHttpResult['rounds'] = [];
+      for (let i = 0; i < o.rounds; i++) {
+        const first = i % 2 === 0 ? 'a' : 'b';
+        const runA = async (): Promise<void> => void wa.push(await loadWindow(sa, o.a.port, route, o.connections, o.roundMs));
+        const runB = async (): Promise<void> => void wb.push(await loadWindow(sb, o.b.port, route, o.connections, o.roundMs));
+        if (first === 'a') await runA().then(runB);
+        else await runB().then(runA);
+        const rate = (w: { r: AutocannonResult }): number => Math.round((w.r['2xx'] * perRequest(route)) / w.r.duration);
+        rounds.push({ first, a_entries_per_s: rate(wa[i]!), b_entries_per_s: rate(wb[i]!) });
+      }
+      const common = { route, connections: o.connections, warmupMs: o.warmupMs };
+      const { ratio, ratio_p25, ratio_p75 } = pairedStats(
+        rounds.map((r) => Math.max(1, r.b_entries_per_s)),
+        rounds.map((r) => r.a_entries_per_s),
+      );
+      return { a: served({ ...common, target: o.a.target }, sa.pid, wa, warmA), b: served({ ...common, target: o.b.target }, sb.pid, wb, warmB), ratio: { ratio, ratio_p25, ratio_p75 }, rounds };
+    } finally {
+      await sb.stop();
+    }
+  } finally {
+    await sa.stop();
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../../bench/load/server-proc.js';
-import { runHttpLoad } from '../../bench/load/http-load.js';
+import { runHttpLoad, runHttpPaired } from '../../bench/load/http-load.js';
 
 describe('runHttpLoad', () => {
   it('runs the warm-up unmeasured and reports what it served apart from the window', async () => {
@@ -26,4 +26,29 @@ describe('runHttpLoad', () => {
     expect(r.warmup_entries_per_s).toBeNull();
     expect(r.ok_2xx).toBeGreaterThan(0);
   }, 30_000);
+});
+
+describe('runHttpPaired', () => {
+  it('alternates the two servers round by round, swapping who goes first, and divides pair by pair', async () => {
+    const r = await runHttpPaired({ a: { target: 'ceiling', port: await freePort() }, b: { target: 'ceiling', port: await freePort() }, rounds: 3, roundMs: 1000, warmupMs: 1000, connections: 2 });
+    if ('skipped' in r) throw new Error(r.skipped);
+    expect(r.rounds.map((x) => x.first)).toEqual(['a', 'b', 'a']);
+    for (const x of r.rounds) {
+      expect(x.a_entries_per_s).toBeGreaterThan(0);
+      expect(x.b_entries_per_s).toBeGreaterThan(0);
+    }
+    // the figure is the median of the rounds' own ratios, not the ratio of the sums
+    const ratios = r.rounds.map((x) => x.a_entries_per_s / x.b_entries_per_s).sort((p, q) => p - q);
+    expect(r.ratio.ratio).toBeCloseTo(ratios[1]!, 3);
+    expect(r.ratio.ratio_p25).toBeLessThanOrEqual(r.ratio.ratio);
+    expect(r.ratio.ratio_p75).toBeGreaterThanOrEqual(r.ratio.ratio);
+    // each side's figures sum its own three windows; the warm-up is reported apart
+    for (const side of [r.a, r.b]) {
+      expect(side.duration_s).toBeGreaterThan(2.5);
+      expect(side.duration_s).toBeLessThan(4.5);
+      expect(side.warmup_entries_per_s).toBeGreaterThan(0);
+      expect(side.req_per_s).toBe(Math.round(side.ok_2xx / side.duration_s));
+      expect(side.non2xx).toBe(0);
+    }
+  }, 60_000);
 });
