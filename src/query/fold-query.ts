@@ -150,8 +150,10 @@ function withExamples(reader: StoreReader, groups: Group[], n: number | undefine
   const shown = n === undefined ? groups : [...groups].sort(bySeverityThenNewest).slice(0, n);
   const keep = n === undefined ? undefined : new Set(shown);
   for (const g of groups) {
-    if (keep && !keep.has(g)) g.example = { ...g.example, rec: UNREAD };
-    else if (g.example.rec === UNREAD) g.example = { ...g.example, rec: decode(readOne(reader, g.example.kind, g.example.ord)) };
+    // `at` (where the index saw the record) is for reading it back here only: the answer is a scan's
+    const { at, ...example } = g.example;
+    if (keep && !keep.has(g)) g.example = { ...example, rec: UNREAD };
+    else if (example.rec === UNREAD) g.example = { ...example, rec: decode(readOne(reader, example.kind, example.ord, at)) };
   }
   return groups;
 }

@@ -193,7 +193,7 @@ function fromIndex(reader: StoreReader, idx: MatchIndex, s: ScanSpec & { sink: N
           out.hidden++;
           continue;
         }
-        const h: Hit = { seq: idx.seq(i), ord: idx.ord(i), kind: idx.kind, recvTime: idx.recvTime(i), clientTime: idx.clientTime(i), tab, rec: UNREAD };
+        const h: Hit = { seq: idx.seq(i), ord: idx.ord(i), kind: idx.kind, recvTime: idx.recvTime(i), clientTime: idx.clientTime(i), tab, rec: UNREAD, at: idx.pos(i) };
         if (!sink!(h, { key: idx.key(i), severity: idx.severity(i) })) return stop(out, examined, h.ord);
         out.matched++;
       } else cands.push(i);
@@ -263,8 +263,8 @@ function readBack(reader: StoreReader, idx: MatchIndex, cands: readonly number[]
 }
 
 /** The record at `ord`, read back for a hit the fold took from the index; IndexLapped when the ring no longer holds it. */
-export function readOne(reader: StoreReader, kind: number, ord: number): Uint8Array {
-  const r = reader.read(kind, ord, 1, { maxScan: 1 });
+export function readOne(reader: StoreReader, kind: number, ord: number, at?: number): Uint8Array {
+  const r = reader.read(kind, ord, 1, { maxScan: 1, ...(at !== undefined ? { at } : {}) });
   const rec = r.records[0];
   if (r.missed > 0 || !rec || rec.ord !== ord) throw new IndexLapped();
   return rec.payload;

@@ -7,7 +7,7 @@
  * of it covered ~1.5 s of the bench's `heavy` errors. A caller whose cursor was older than that
  * scanned every log; a scan stops at its wall-clock bound after ~6 000 records, so under 20 000
  * events/s the cursor fell further behind on every call and never reached the index again (observe
- * p99 14–240 ms). Now an entry is ~42 bytes in typed columns (no objects for the GC to trace) and
+ * p99 14–240 ms). Now an entry is ~50 bytes in typed columns (no objects for the GC to trace) and
  * the index follows the whole ring; the few records an answer shows are read back from the ring
  * (fold-query.ts), and a query with noise rules, tab patterns or read-time rules reads its
  * candidates back in one pass per block (indexed-scan.ts).
@@ -19,7 +19,7 @@
  * ring's tail was overwritten (or cleared) and is never served — the query reads the tail first
  * and counts what lies below it as missed, as a scan would. Coverage is a contiguous range of
  * ordinals read in full; a read the writers lapped restarts coverage past the loss. Bounded by
- * entries (MAX_INDEX_ENTRIES, ~2.8 MB of columns plus one string per distinct live fold key): past
+ * entries (MAX_INDEX_ENTRIES, ~3.3 MB of columns plus one string per distinct live fold key): past
  * it the oldest go and coverage starts after them (older ranges are scanned).
  */
 import { REC_ERROR, REC_FAILING, type RecordView, type StoreReader } from '../shm/index.js';
@@ -52,7 +52,7 @@ function builtinNoiseBits(rec: Rec): number {
 
 /**
  * Entries per index. The bench's `heavy` ring holds ~110 000 logs, ~22 000 of them errors; at the
- * bound an index is ~2.8 MB of columns and its keys (a log's is ~30 characters: the worker's
+ * bound an index is ~3.3 MB of columns and its keys (a log's is ~30 characters: the worker's
  * signature hash).
  */
 export const MAX_INDEX_ENTRIES = 65_536;
@@ -113,6 +113,8 @@ export class MatchIndex {
   private end = 0;
   private mask = FIRST_CAPACITY - 1;
   private ords = new Float64Array(FIRST_CAPACITY);
+  /** where each record starts in its ring: an example is read back from there, without a walk */
+  private poss = new Float64Array(FIRST_CAPACITY);
   private seqs = new Float64Array(FIRST_CAPACITY);
   private recvs = new Float64Array(FIRST_CAPACITY);
   private clients = new Float64Array(FIRST_CAPACITY);
@@ -159,7 +161,7 @@ export class MatchIndex {
       }
       for (const rec of r.records) {
         const obj = decode(rec.payload);
-        this.push(rec.ord, rec.seq, rec.recvTime, rec.clientTime, rec.tab, foldKey(rec.kind, obj), severity(rec.kind, obj), (isError(obj) ? IS_ERROR : 0) | (isFailing(obj) ? IS_FAILING : 0), builtinNoiseBits(obj));
+        this.push(rec.ord, rec.pos, rec.seq, rec.recvTime, rec.clientTime, rec.tab, foldKey(rec.kind, obj), severity(rec.kind, obj), (isError(obj) ? IS_ERROR : 0) | (isFailing(obj) ? IS_FAILING : 0), builtinNoiseBits(obj));
       }
       this.to = r.next;
       this.lagging = !r.atEnd;
@@ -198,6 +200,9 @@ export class MatchIndex {
   ord(i: number): number {
     return this.ords[i & this.mask]!;
   }
+  pos(i: number): number {
+    return this.poss[i & this.mask]!;
+  }
   seq(i: number): number {
     return this.seqs[i & this.mask]!;
   }
@@ -224,11 +229,12 @@ export class MatchIndex {
     return this.noiseBits[i & this.mask]!;
   }
 
-  private push(ord: number, seq: number, recv: number, client: number, tab: number, key: string, sev: Severity, flags: number, noise: number): void {
+  private push(ord: number, pos: number, seq: number, recv: number, client: number, tab: number, key: string, sev: Severity, flags: number, noise: number): void {
     if (this.size >= this.maxEntries) this.from = this.dropFirst() + 1;
     if (this.size > this.mask) this.grow();
     const s = this.end++ & this.mask;
     this.ords[s] = ord;
+    this.poss[s] = pos;
     this.seqs[s] = seq;
     this.recvs[s] = recv;
     this.clients[s] = client;
@@ -249,6 +255,7 @@ export class MatchIndex {
       return next;
     };
     this.ords = move(this.ords, (n) => new Float64Array(n));
+    this.poss = move(this.poss, (n) => new Float64Array(n));
     this.seqs = move(this.seqs, (n) => new Float64Array(n));
     this.recvs = move(this.recvs, (n) => new Float64Array(n));
     this.clients = move(this.clients, (n) => new Float64Array(n));

@@ -22,6 +22,8 @@ export type Rec = { readonly [F in AnyKey]?: { [K in Kind]: FieldOf<K, F> }[Kind
 
 export interface Hit extends RecordHeader {
   rec: Rec;
+  /** where the record starts in its ring, when it came from an index's columns unread: read back from there */
+  at?: number;
 }
 
 export interface ScanSpec {

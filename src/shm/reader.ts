@@ -47,6 +47,8 @@ export interface RecordHeader {
 export interface StoredRecord extends RecordHeader {
   /** a copy owned by the caller (a view into a chunk shared only with the same call's records) */
   payload: Uint8Array;
+  /** where the record starts in its ring: ReadOptions.at reads it again without walking to it */
+  pos: number;
 }
 
 /** Valid only inside the filter callback: the record's bytes are shared memory a writer will reuse. */
@@ -120,6 +122,12 @@ export interface ReadOptions {
   filter?: (v: RecordView) => boolean;
   /** bounds the main thread's time in one call when a filter rejects most records */
   maxScan?: number;
+  /**
+   * Where `fromOrd` starts in its ring, as a StoredRecord's `pos` said when it was read: the read
+   * starts there instead of at the sparse index's entry before it (up to 63 records walked, ~4 µs).
+   * Checked like any hint: a position the ring has since reused is noticed and dropped.
+   */
+  at?: number;
 }
 
 export interface ReadResult {
@@ -196,6 +204,8 @@ export class StoreReader {
 
     const records: StoredRecord[] = [];
     let want = Math.max(0, Math.floor(fromOrd));
+    // `at` is where this ordinal starts; once `want` moves (evicted, or past the end) it says nothing
+    const atOrd = want;
     let missed = 0;
     let scanned = 0;
     let atEnd = false;
@@ -223,7 +233,7 @@ export class StoreReader {
         atEnd = true;
         break;
       }
-      const start = distrust ? t : this.locate(kind, ring, want, t, hp);
+      const start = distrust ? t : this.locate(kind, ring, want, t, hp, want === atOrd ? opts.at : undefined);
       const fromTail = start === t;
       let { pos, ord, trusted } = start;
       for (;;) {
@@ -314,7 +324,7 @@ export class StoreReader {
         }
         if (tailMoved(pos)) continue outer;
         scanned++;
-        if (payload) records.push({ seq, ord, kind: k, recvTime, clientTime, tab, payload });
+        if (payload) records.push({ seq, ord, kind: k, recvTime, clientTime, tab, payload, pos });
         pos += total;
         ord++;
         want = ord;
@@ -424,9 +434,10 @@ export class StoreReader {
     return { pos, ord, trusted: false };
   }
 
-  /** A start at or before `want`: the tail, a hint, or the sparse index (then <= 63 hops). */
-  private locate(kind: number, ring: RingView, want: number, t: Start, hp: number): Start {
+  /** A start at or before `want`: the tail, the caller's position, a hint, or the sparse index (then <= 63 hops). */
+  private locate(kind: number, ring: RingView, want: number, t: Start, hp: number, at: number | undefined): Start {
     if (want === t.ord) return t;
+    if (at !== undefined && at >= t.pos && at < hp && at % 8 === 0) return { pos: at, ord: want, trusted: false };
     const h = this.hints[kind]!.get(want);
     if (h !== undefined && h >= t.pos && h < hp) return { pos: h, ord: want, trusted: false };
     const base = want - (want % INDEX_STRIDE);

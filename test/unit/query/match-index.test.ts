@@ -436,6 +436,23 @@ describe('MatchIndex', () => {
     });
   });
 
+  it('an example is read back from where the index saw it, without walking the ring to it; the answer does not carry the position', async () => {
+    const w = world(20, 256 * 1024);
+    const indexes = new ReadIndexes(w.reader, { background: false });
+    const q: FoldQuery = { kinds: [LOGS], start: [0], maxScan: 20_000, filter: { what: 'errors' }, fold: true, wallMs: 60_000, examples: 40 };
+    await runFoldQuery(w.reader, q, indexes);
+    for (let i = 0; i < 8; i++) w.write(150);
+    indexes.tick();
+    const hops = w.reader.walkStats.hops;
+    const a = await runFoldQuery(w.reader, q, indexes);
+    const shown = a.groups.filter((g) => Object.keys(g.example.rec).length > 0);
+    expect(shown.length).toBe(40);
+    // 40 records read back by ordinal alone would hop from the sparse index's entries (stride 64)
+    expect(w.reader.walkStats.hops - hops).toBe(0);
+    for (const g of a.groups) expect('at' in g.example).toBe(false);
+    expect(comparable(a)).toEqual(comparable(await runFoldQuery(w.reader, q, undefined)));
+  });
+
   it('a record the ring overwrote is never read back for an answer (the query is scanned instead)', () => {
     const w = world(19);
     w.write(100);

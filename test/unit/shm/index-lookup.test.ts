@@ -79,4 +79,58 @@ describe('shm position lookup', () => {
     expect(reader.walkStats.staleStarts).toBeGreaterThan(0);
     expectBalanced(reader);
   });
+
+  it('a record read again at the position it was read from takes no hop', () => {
+    const { store, model, sizes } = filled(16 * 1024, 6000, 31);
+    const first = new StoreReader(store);
+    const rng = mulberry32(17);
+    const seen: Array<{ ord: number; pos: number }> = [];
+    for (let i = 0; i < 200; i++) {
+      const ord = randInt(rng, model.tailOrd, model.headOrd - 1);
+      const rec = first.read(0, ord, 1).records[0]!;
+      expect(rec.ord).toBe(ord);
+      expect(rec.pos % 8).toBe(0);
+      seen.push({ ord, pos: rec.pos });
+    }
+    // a fresh reader (no hints): from the sparse index these ordinals take hops; at their position none
+    const again = new StoreReader(store);
+    for (const { ord, pos } of seen) {
+      const r = again.read(0, ord, 1, { at: pos });
+      expect(r.records[0]!.ord).toBe(ord);
+      expect(r.records[0]!.pos).toBe(pos);
+      expect(Buffer.from(r.records[0]!.payload).equals(Buffer.from(ordPayload(0, ord, sizes[ord]!)))).toBe(true);
+    }
+    expect(again.walkStats.hops).toBe(0);
+    expect(again.walkStats.staleStarts).toBe(0);
+    const control = new StoreReader(store);
+    for (const { ord } of seen) control.read(0, ord, 1);
+    expect(control.walkStats.hops).toBeGreaterThan(1000);
+  });
+
+  it('a position that is not the ordinal\'s (another record, mid-record, reused by a wrap, out of range) is dropped: the read still answers right', () => {
+    const { store, model, sizes } = filled(8 * 1024, 3000, 41);
+    const reader = new StoreReader(store);
+    const rng = mulberry32(3);
+    const live = (): { tailOrd: number; headOrd: number } => ({ tailOrd: model.tailOrd, headOrd: model.headOrd });
+    const { tailOrd, headOrd } = live();
+    const positions: number[] = [];
+    for (let o = tailOrd; o < headOrd; o++) positions.push(reader.read(0, o, 1).records[0]!.pos);
+    for (let i = 0; i < 300; i++) {
+      const k = randInt(rng, 0, positions.length - 1);
+      const ord = tailOrd + k;
+      const wrong = [
+        positions[(k + randInt(rng, 1, positions.length - 1)) % positions.length]!, // another record's
+        positions[k]! + 8, // inside the record
+        positions[k]! + 3, // not on an 8-byte boundary
+        positions[k]! - 16 * 1024, // before the ring's tail (a wrap ago)
+        positions[positions.length - 1]! + 1024 * 1024, // past the head
+      ][i % 5]!;
+      const r = reader.read(0, ord, 1, { at: wrong });
+      expect(r.missed).toBe(0);
+      expect(r.records[0]!.ord).toBe(ord);
+      expect(Buffer.from(r.records[0]!.payload).equals(Buffer.from(ordPayload(0, ord, sizes[ord]!)))).toBe(true);
+    }
+    expect(reader.walkStats.staleStarts).toBeGreaterThan(0);
+    expectBalanced(reader);
+  });
 });
