@@ -150,10 +150,11 @@ function withExamples(reader: StoreReader, groups: Group[], n: number | undefine
   const shown = n === undefined ? groups : [...groups].sort(bySeverityThenNewest).slice(0, n);
   const keep = n === undefined ? undefined : new Set(shown);
   for (const g of groups) {
+    const drop = keep !== undefined && !keep.has(g);
+    if (!drop && g.example.rec !== UNREAD) continue;
     // `at` (where the index saw the record) is for reading it back here only: the answer is a scan's
     const { at, ...example } = g.example;
-    if (keep && !keep.has(g)) g.example = { ...example, rec: UNREAD };
-    else if (example.rec === UNREAD) g.example = { ...example, rec: decode(readOne(reader, example.kind, example.ord, at)) };
+    g.example = { ...example, rec: drop ? UNREAD : decode(readOne(reader, example.kind, example.ord, at)) };
   }
   return groups;
 }
