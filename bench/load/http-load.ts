@@ -238,16 +238,23 @@ async function startTarget(o: Pick<HttpLoadOptions, 'target' | 'port' | 'serverT
   return { pid: srv.pid, stop: srv.stop, headers };
 }
 
+/** The load one profile sends: the route's body is built once, for every window. */
+interface Load {
+  route: HttpRouteName;
+  connections: number;
+  body: string;
+}
+
 /** One window of load on a started server: autocannon's result and the server's CPU seconds in it. */
-async function loadWindow(s: Started, port: number, route: HttpRouteName, connections: number, ms: number): Promise<{ r: AutocannonResult; cpuS: number }> {
+async function loadWindow(s: Started, port: number, l: Load, ms: number): Promise<{ r: AutocannonResult; cpuS: number }> {
   const cpu0 = cpuSeconds(s.pid);
   const r = await autocannon({
-    url: `http://127.0.0.1:${port}${route}`,
-    method: route === '/health' ? 'GET' : 'POST',
-    connections,
+    url: `http://127.0.0.1:${port}${l.route}`,
+    method: l.route === '/health' ? 'GET' : 'POST',
+    connections: l.connections,
     pipelining: 1,
     duration: Math.max(1, Math.round(ms / 1000)),
-    ...(route === '/health' ? {} : { headers: s.headers, body: routeBody(route) }),
+    ...(l.route === '/health' ? {} : { headers: s.headers, body: l.body }),
   });
   return { r, cpuS: cpuSeconds(s.pid) - cpu0 };
 }
@@ -262,7 +269,7 @@ const median = (xs: readonly number[]): number => quantile(xs, 0.5);
  * What a server served over its windows. One window gives its own figures; several (a paired run)
  * give the sums over all of them and, for latency, the median of the windows' percentiles.
  */
-function served(o: { target: HttpTarget; route: HttpRouteName; connections: number; warmupMs?: number }, pid: number, windows: ReadonlyArray<{ r: AutocannonResult; cpuS: number }>, warm: AutocannonResult | undefined): HttpLoadResult {
+function served(o: { target: HttpTarget; warmupMs?: number | undefined } & Load, pid: number, windows: ReadonlyArray<{ r: AutocannonResult; cpuS: number }>, warm: AutocannonResult | undefined): HttpLoadResult {
   const per = perRequest(o.route);
   const ok = windows.reduce((n, w) => n + w.r['2xx'], 0);
   const seconds = windows.reduce((n, w) => n + w.r.duration, 0);
@@ -285,7 +292,7 @@ function served(o: { target: HttpTarget; route: HttpRouteName; connections: numb
     non2xx: windows.reduce((n, w) => n + w.r.non2xx, 0),
     status_codes: codes,
     errors: windows.reduce((n, w) => n + w.r.errors + w.r.timeouts, 0),
-    body_bytes: routeBody(o.route).length,
+    body_bytes: o.body.length,
     server_cpu_pct: seconds > 0 ? Math.round((cpuS / seconds) * 100) : null,
     server_peak_rss_mb: peakRssMb(pid),
   };
@@ -296,8 +303,9 @@ export async function runHttpLoad(o: HttpLoadOptions): Promise<HttpLoadResult> {
   const s = await startTarget(o);
   if ('skipped' in s) return skipped(o, s.skipped);
   try {
-    const warm = o.warmupMs ? (await loadWindow(s, o.port, route, o.connections, o.warmupMs)).r : undefined;
-    return served({ ...o, route }, s.pid, [await loadWindow(s, o.port, route, o.connections, o.durationMs)], warm);
+    const l: Load = { route, connections: o.connections, body: routeBody(route) };
+    const warm = o.warmupMs ? (await loadWindow(s, o.port, l, o.warmupMs)).r : undefined;
+    return served({ ...l, target: o.target, warmupMs: o.warmupMs }, s.pid, [await loadWindow(s, o.port, l, o.durationMs)], warm);
   } finally {
     await s.stop();
   }
@@ -338,21 +346,22 @@ export async function runHttpPaired(o: PairedHttpOptions): Promise<PairedHttpRes
     const sb = await startTarget(o.b);
     if ('skipped' in sb) return { skipped: `${o.b.target}: ${sb.skipped}` };
     try {
-      const warmA = o.warmupMs ? (await loadWindow(sa, o.a.port, route, o.connections, o.warmupMs)).r : undefined;
-      const warmB = o.warmupMs ? (await loadWindow(sb, o.b.port, route, o.connections, o.warmupMs)).r : undefined;
+      const l: Load = { route, connections: o.connections, body: routeBody(route) };
+      const warmA = o.warmupMs ? (await loadWindow(sa, o.a.port, l, o.warmupMs)).r : undefined;
+      const warmB = o.warmupMs ? (await loadWindow(sb, o.b.port, l, o.warmupMs)).r : undefined;
       const wa: Array<{ r: AutocannonResult; cpuS: number }> = [];
       const wb: Array<{ r: AutocannonResult; cpuS: number }> = [];
       const rounds: PairedHttpResult['rounds'] = [];
       for (let i = 0; i < o.rounds; i++) {
         const first = i % 2 === 0 ? 'a' : 'b';
-        const runA = async (): Promise<void> => void wa.push(await loadWindow(sa, o.a.port, route, o.connections, o.roundMs));
-        const runB = async (): Promise<void> => void wb.push(await loadWindow(sb, o.b.port, route, o.connections, o.roundMs));
+        const runA = async (): Promise<void> => void wa.push(await loadWindow(sa, o.a.port, l, o.roundMs));
+        const runB = async (): Promise<void> => void wb.push(await loadWindow(sb, o.b.port, l, o.roundMs));
         if (first === 'a') await runA().then(runB);
         else await runB().then(runA);
         const rate = (w: { r: AutocannonResult }): number => Math.round((w.r['2xx'] * perRequest(route)) / w.r.duration);
         rounds.push({ first, a_entries_per_s: rate(wa[i]!), b_entries_per_s: rate(wb[i]!) });
       }
-      const common = { route, connections: o.connections, warmupMs: o.warmupMs };
+      const common = { ...l, warmupMs: o.warmupMs };
       const { ratio, ratio_p25, ratio_p75 } = pairedStats(
         rounds.map((r) => Math.max(1, r.b_entries_per_s)),
         rounds.map((r) => r.a_entries_per_s),
