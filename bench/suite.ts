@@ -180,6 +180,12 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteOutput> {
     f[`${p}.ack_p999_ms`] = r.ack_latency.p999_ms;
     f[`${p}.observe_p50_ms`] = r.observe_latency.p50_ms;
     f[`${p}.observe_p99_ms`] = r.observe_latency.p99_ms;
+    if (r.observe_split) {
+      f[`${p}.observe_server_p50_ms`] = r.observe_split.server.p50_ms;
+      f[`${p}.observe_server_p99_ms`] = r.observe_split.server.p99_ms;
+      f[`${p}.observe_hops_p50_ms`] = r.observe_split.hops.p50_ms;
+      f[`${p}.observe_hops_p99_ms`] = r.observe_split.hops.p99_ms;
+    }
     if (r.observe_warmup_latency.count > 0) {
       f[`${p}.observe_warmup_max_ms`] = r.observe_warmup_latency.max_ms;
       f[`${p}.observe_warmup_p50_ms`] = r.observe_warmup_latency.p50_ms;

@@ -20,6 +20,7 @@ import { McpProc, toolText, type ProcMode } from './mcp-client.js';
 import { runProducers, type ProducerRunResult } from './producer.js';
 import { detectStreaming, startPushProbe, type PushProbeResult } from './push-probe.js';
 import { cpuSeconds, getHealth, peakRssMb } from './server-proc.js';
+import { type CallSplit, splitCalls, trailedCalls } from './trail-split.js';
 import { droppedSum, kinds, total } from './ws-load.js';
 
 export interface LoadSpec {
@@ -75,6 +76,8 @@ export interface ProfileResult {
   burst: (Pick<ProducerRunResult, 'events_per_s' | 'acceptedReported' | 'nacks'> & { ack_latency: Percentiles; offered_events: number }) | null;
   push: PushProbeResult;
   observe_latency: Percentiles;
+  /** the loaded observe calls split into the daemon's part (its client trail) and the hops around it; null if unpaired */
+  observe_split: CallSplit | null;
   /** the same observe call before the load started (the loaded p99 is divided by this one's) */
   observe_idle_latency: Percentiles;
   /** the untimed calls that read the seed before the profile: a fresh daemon compiling its read path */
@@ -234,6 +237,7 @@ export async function runProfile(p: ProfileSpec): Promise<ProfileResult> {
       : Promise.resolve(null);
 
     const obs = newHistogram();
+    const obsMs: number[] = [];
     const conf = newHistogram();
     let observeErrors = 0;
     let running = true;
@@ -244,6 +248,7 @@ export async function runProfile(p: ProfileSpec): Promise<ProfileResult> {
         if (!running) break;
         const r = await mcp.callTool('observe', { what: 'errors', limit: 50 });
         obs.recordValue(r.us);
+        obsMs.push(r.us / 1000);
         if (toolText(r).isError) observeErrors++;
         const c = await mcp.callTool('configure', configureArgs);
         conf.recordValue(c.us);
@@ -260,6 +265,8 @@ export async function runProfile(p: ProfileSpec): Promise<ProfileResult> {
     await settled(p.port, 5000);
     await sleep(300); // the last commits reach the counters
     const after = await getHealth(p.port);
+    // the trail's lines are on disk by now: they are written as each answer leaves, and settled() waited
+    const serverMs = obsMs.length ? trailedCalls(mcp.stateDir, 'observe', obsMs.length) : null;
     const accepted = m.acceptedReported + (b?.acceptedReported ?? 0) + probeResult.accepted;
     const acct = accounting(before, after, accepted, m.unacked + (b?.unacked ?? 0));
     const runS = p.durationMs / 1000;
@@ -278,6 +285,7 @@ export async function runProfile(p: ProfileSpec): Promise<ProfileResult> {
         : null,
       push: probeResult,
       observe_latency: percentiles(obs),
+      observe_split: serverMs ? splitCalls(obsMs, serverMs) : null,
       observe_idle_latency: percentiles(obsIdle),
       observe_warmup_latency: percentiles(obsWarm),
       observe_errors: observeErrors,
