@@ -44,15 +44,22 @@ export function trailedCalls(stateDir: string, tool: string, n: number): number[
   return ms.length >= n ? ms.slice(ms.length - n) : null;
 }
 
-/** Pairs each call's end-to-end time with the daemon's part of it, in the order they were made. */
+/** what the daemon's part may exceed its call's total by (the trail rounds to 0.01 ms) before the pairing is called wrong */
+const SLACK_MS = 0.5;
+
+/**
+ * Pairs each call's end-to-end time with the daemon's part of it, in the order they were made; null
+ * when they do not pair: a daemon's part longer than its whole call means a line was lost or extra.
+ */
 export function splitCalls(totalMs: readonly number[], serverMs: readonly number[]): CallSplit | null {
   if (!totalMs.length || totalMs.length !== serverMs.length) return null;
+  if (serverMs.some((s, i) => s > totalMs[i]! + SLACK_MS)) return null;
   const server = newHistogram();
   const hops = newHistogram();
   let worst = 0;
   for (let i = 0; i < totalMs.length; i++) {
     server.recordValue(Math.round(serverMs[i]! * 1000));
-    // the two clocks are different processes' and the trail rounds to 0.01 ms: never below zero
+    // two processes' timings of one call, the trail's rounded to 0.01 ms: never below zero
     hops.recordValue(Math.round(Math.max(0, totalMs[i]! - serverMs[i]!) * 1000));
     if (totalMs[i]! > totalMs[worst]!) worst = i;
   }
