@@ -35,7 +35,7 @@ export interface IdleRssOptions {
 
 interface PoolHealth {
   threads: number;
-  workers?: { now: number; max: number; grows: number; shrinks: number; recycles?: number };
+  workers?: { now: number; max: number; grows: number; shrinks: number; recycles?: number; young_settle_gcs?: number };
 }
 
 export interface IdleRssResult {
@@ -56,6 +56,8 @@ export interface IdleRssResult {
   after_burst_shrinks: number | null;
   /** times the pool replaced its workers and input arena after idling (by the second reading) */
   after_burst_recycles: number | null;
+  /** collections the pool ran after its recycle because main's young generation was still grown */
+  after_burst_young_settle_gcs: number | null;
   /**
    * the daemon's CPU (all threads) and wake-ups per second: over the last IDLE_WINDOW_MS of the
    * idle spell after start, and over the IDLE_WINDOW_MS that follow the spell after the burst
@@ -103,7 +105,7 @@ export async function runIdleRss(o: IdleRssOptions): Promise<IdleRssResult> {
     const h1 = await health();
     const after = rssOf(srv.pid).rss_mb;
     // the wake-ups after a burst are read over the next 10 s: the recycle (15 s) retires threads
-    // (their counts leave the sum) and its collections run until ~25 s
+    // (their counts leave the sum) and its collections run until ~25 s (~21 s the young generation's)
     const quiet1 = await idleSpell(srv.pid, IDLE_WINDOW_MS);
     const ringData = Object.values(h1.kinds).reduce((n, k) => n + k.ring.used_bytes, 0) / MB;
     return {
@@ -122,6 +124,7 @@ export async function runIdleRss(o: IdleRssOptions): Promise<IdleRssResult> {
       after_burst_workers: h1.pool.threads,
       after_burst_shrinks: h1.pool.workers?.shrinks ?? null,
       after_burst_recycles: h1.pool.workers?.recycles ?? null,
+      after_burst_young_settle_gcs: h1.pool.workers?.young_settle_gcs ?? null,
       start_cpu_ms_per_s: quiet0.cpuMsPerS,
       start_wakeups_per_s: quiet0.wakeupsPerS,
       after_burst_cpu_ms_per_s: quiet1.cpuMsPerS,

@@ -7,7 +7,7 @@
  * and an idle main thread allocates too little to collect on its own (the pool's recycle,
  * ingest-pool.ts, drops a 64 MB input arena at exactly such a time).
  */
-import { setFlagsFromString } from 'node:v8';
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 let gc: (() => void) | undefined;
@@ -30,4 +30,9 @@ export function collectGarbage(): void {
   } finally {
     setFlagsFromString('--no-compact-on-every-full-gc');
   }
+}
+
+/** Bytes main's young generation (V8's new space) holds committed now: a burst grows it to 8–16 MB. */
+export function youngGenerationBytes(): number {
+  return getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0;
 }

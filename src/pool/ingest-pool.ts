@@ -36,13 +36,22 @@ import { allocateSlots, SlotAllocator, SlotView } from './item-slots.js';
 import type { ItemOutcome, TaskItem, WorkerInit } from './messages.js';
 import { ScalePolicy } from './scale-policy.js';
 import { WorkerLane, type LaneOptions } from './worker-lane.js';
-import { collectGarbage } from './collect-garbage.js';
+import { collectGarbage, youngGenerationBytes } from './collect-garbage.js';
 import { Cadence } from '../cadence.js';
 import type { ThreadPriority } from './thread-priority.js';
 
 /** collections tried for a replaced arena, the first after this delay, each next after twice the last */
 const ARENA_RELEASE_ATTEMPTS = 5;
 const ARENA_RELEASE_DELAY_MS = 50;
+/**
+ * After the arena is gone, one more collection this long after it if main's young generation is
+ * still above YOUNG_SETTLED_BYTES: V8 shrinks new space at a collection only when its allocation
+ * rate over roughly the last 5 s reads low, and the recycle's collections can fall inside the
+ * window of the burst's own (seen 1 run in 3: new space kept at 8 MB, +7 MB idle RSS).
+ */
+const YOUNG_SETTLE_MS = 6000;
+/** V8's new space at rest reads 1–2 MiB here; a burst leaves it at 8–16 */
+const YOUNG_SETTLED_BYTES = 2 * 1024 * 1024;
 /** how often a quiet pool with a worker above the minimum looks again (its shrink window is seconds) */
 const QUIET_CHECK_MS = 1000;
 
@@ -104,6 +113,8 @@ export class IngestPool implements TaskRunner {
   recycles = 0;
   /** full collections run to give a replaced arena back (one per recycle when the first suffices) */
   arenaReleaseGcs = 0;
+  /** collections run after a recycle because main's young generation was still grown (youngSettle) */
+  youngSettleGcs = 0;
   /** tasks handed out since the workers there are now started: a fresh pool is not recycled */
   private tasksSinceFresh = 0;
   /** performance.now() of the last task handed out or settled */
@@ -494,10 +505,23 @@ export class IngestPool implements TaskRunner {
       collectGarbage();
       this.arenaReleaseGcs++;
       // deref() keeps the buffer to the end of this task only: the next attempt is a task of its own
-      if (old.deref() === undefined) return;
+      if (old.deref() === undefined) {
+        this.youngSettle();
+        return;
+      }
       if (attempt + 1 < ARENA_RELEASE_ATTEMPTS) this.releaseArena(old, attempt + 1);
       else log.warn('the input arena replaced by a recycle is still referenced after full collections', { gcs: ARENA_RELEASE_ATTEMPTS });
     }, ARENA_RELEASE_DELAY_MS * 2 ** attempt);
+    t.unref();
+  }
+
+  /** Main's young generation, grown by the burst, looked at once more when V8 no longer sees the burst (YOUNG_SETTLE_MS). */
+  private youngSettle(): void {
+    const t = setTimeout(() => {
+      if (this.closed || this.tasksSinceFresh > 0 || youngGenerationBytes() <= YOUNG_SETTLED_BYTES) return;
+      collectGarbage();
+      this.youngSettleGcs++;
+    }, YOUNG_SETTLE_MS);
     t.unref();
   }
 
