@@ -47,7 +47,7 @@ const ARENA_RELEASE_DELAY_MS = 50;
  * After the arena is gone, one more collection this long after it if main's young generation is
  * still above YOUNG_SETTLED_BYTES: V8 shrinks new space at a collection only when its allocation
  * rate over roughly the last 5 s reads low, and the recycle's collections can fall inside the
- * window of the burst's own (seen 1 run in 3: new space kept at 8 MB, +7 MB idle RSS).
+ * window of the burst's own (seen in 3 idle_rss runs of 11: new space kept at 8 MB, +7 MB idle RSS).
  */
 const YOUNG_SETTLE_MS = 6000;
 /** V8's new space at rest reads 1–2 MiB here; a burst leaves it at 8–16 */
