@@ -16,7 +16,7 @@
  *          ws-gasoline-default-pool, ws-gasoline-paced, observe-under-load, http-ceiling)
  * --quick  with --full: issue 2's profiles at 2 s (smoke)
  * --soak   steady for 10 minutes
- * --threads N  pool.threads of the server idle_rss starts (a many-core config on this machine)
+ * --threads N  pool.threads of the server idle_rss starts (default 4: a 5-core config on any machine)
  * NAME matches a profile or a prefix of one: dispatch ring pipeline redaction model_egress notify steady
  * (steady through a bridge, and steady_standalone) bridge_start cold_start heavy burst saturate half clients3
  * http floor push_ref ingest_ref idle_rss panel approval (e.g. `--only steady,saturate`). clients3 without saturate in the same run loads a

@@ -35,7 +35,7 @@ export interface IdleRssOptions {
 
 interface PoolHealth {
   threads: number;
-  workers?: { now: number; max: number; grows: number; shrinks: number; recycles?: number; young_settle_gcs?: number };
+  workers?: { now: number; max: number; grows: number; shrinks: number; recycles?: number; young_settle_gcs?: number; malloc_trim?: { available: boolean; trims: number; released_bytes: number } };
 }
 
 export interface IdleRssResult {
@@ -58,6 +58,9 @@ export interface IdleRssResult {
   after_burst_recycles: number | null;
   /** collections the pool ran after its recycle because main's young generation was still grown */
   after_burst_young_settle_gcs: number | null;
+  /** glibc's malloc_trim after the recycle: calls, and the resident MB they gave back (null: not available there) */
+  after_burst_malloc_trims: number | null;
+  after_burst_malloc_trim_released_mb: number | null;
   /**
    * the daemon's CPU (all threads) and wake-ups per second: over the last IDLE_WINDOW_MS of the
    * idle spell after start, and over the IDLE_WINDOW_MS that follow the spell after the burst
@@ -125,6 +128,8 @@ export async function runIdleRss(o: IdleRssOptions): Promise<IdleRssResult> {
       after_burst_shrinks: h1.pool.workers?.shrinks ?? null,
       after_burst_recycles: h1.pool.workers?.recycles ?? null,
       after_burst_young_settle_gcs: h1.pool.workers?.young_settle_gcs ?? null,
+      after_burst_malloc_trims: h1.pool.workers?.malloc_trim?.available ? h1.pool.workers.malloc_trim.trims : null,
+      after_burst_malloc_trim_released_mb: h1.pool.workers?.malloc_trim?.available ? Math.round((h1.pool.workers.malloc_trim.released_bytes / MB) * 10) / 10 : null,
       start_cpu_ms_per_s: quiet0.cpuMsPerS,
       start_wakeups_per_s: quiet0.wakeupsPerS,
       after_burst_cpu_ms_per_s: quiet1.cpuMsPerS,

@@ -37,6 +37,7 @@ import type { ItemOutcome, TaskItem, WorkerInit } from './messages.js';
 import { ScalePolicy } from './scale-policy.js';
 import { WorkerLane, type LaneOptions } from './worker-lane.js';
 import { collectGarbage, youngGenerationBytes } from './collect-garbage.js';
+import { mallocTrim, mallocTrimSupport, type MallocTrimSupport } from './malloc-trim.js';
 import { Cadence } from '../cadence.js';
 import type { ThreadPriority } from './thread-priority.js';
 
@@ -115,6 +116,9 @@ export class IngestPool implements TaskRunner {
   arenaReleaseGcs = 0;
   /** collections run after a recycle because main's young generation was still grown (youngSettle) */
   youngSettleGcs = 0;
+  /** malloc_trim calls after recycles, and the resident bytes they gave back (malloc-trim.ts) */
+  mallocTrims = 0;
+  mallocTrimReleasedBytes = 0;
   /** tasks handed out since the workers there are now started: a fresh pool is not recycled */
   private tasksSinceFresh = 0;
   /** performance.now() of the last task handed out or settled */
@@ -506,11 +510,15 @@ export class IngestPool implements TaskRunner {
       this.arenaReleaseGcs++;
       // deref() keeps the buffer to the end of this task only: the next attempt is a task of its own
       if (old.deref() === undefined) {
+        this.trimAllocator();
         this.youngSettle();
         return;
       }
       if (attempt + 1 < ARENA_RELEASE_ATTEMPTS) this.releaseArena(old, attempt + 1);
-      else log.warn('the input arena replaced by a recycle is still referenced after full collections', { gcs: ARENA_RELEASE_ATTEMPTS });
+      else {
+        log.warn('the input arena replaced by a recycle is still referenced after full collections', { gcs: ARENA_RELEASE_ATTEMPTS });
+        this.trimAllocator();
+      }
     }, ARENA_RELEASE_DELAY_MS * 2 ** attempt);
     t.unref();
   }
@@ -521,8 +529,26 @@ export class IngestPool implements TaskRunner {
       if (this.closed || this.tasksSinceFresh > 0 || youngGenerationBytes() <= YOUNG_SETTLED_BYTES) return;
       collectGarbage();
       this.youngSettleGcs++;
+      this.trimAllocator();
     }, YOUNG_SETTLE_MS);
     t.unref();
+  }
+
+  /**
+   * The C heap's free pages back to the OS once the old workers are gone: each thread that ended
+   * left its part of glibc's heaps as free chunks that free() alone never returns (malloc-trim.ts).
+   */
+  private trimAllocator(): void {
+    const r = mallocTrim();
+    if (!r) return;
+    this.mallocTrims++;
+    this.mallocTrimReleasedBytes += r.releasedBytes;
+    log.debug('gave the C heap free pages back after a recycle', { released_mb: Math.round(r.releasedBytes / 1048576), ms: Math.round(r.ms * 10) / 10 });
+  }
+
+  /** Whether malloc_trim runs here, and if not why (/health). */
+  get mallocTrimSupport(): MallocTrimSupport {
+    return mallocTrimSupport();
   }
 
   /** The workers kept when idle (at start, after a recycle): lazy ones in the daemon; ready at once. */

@@ -21,7 +21,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-const workers = (s: App) => (s.health() as { pool: { workers: { now: number; recycles: number; recycle_waits_for: string[]; arena_release_gcs: number; young_settle_gcs: number } } }).pool.workers;
+const workers = (s: App) => (s.health() as { pool: { workers: { now: number; recycles: number; recycle_waits_for: string[]; arena_release_gcs: number; young_settle_gcs: number; malloc_trim: { available: boolean; trims: number; released_bytes: number } } } }).pool.workers;
 
 /** Waits for the n-th recycle; when it does not come, says what the pool still waits for. */
 async function recycled(s: App, n: number, what: string): Promise<void> {
@@ -70,6 +70,11 @@ describe('the ingest pool recycles its workers and input arena after idling', ()
     // and the replaced arena is collected (its pages go back): checked by the pool, seen here
     await waitFor('the replaced arena is collected', () => firstArena.deref() === undefined, 10_000);
     expect(workers(s).arena_release_gcs).toBeGreaterThanOrEqual(1);
+    // then the C heap's free pages go back (glibc's malloc_trim, where the addon runs)
+    if (process.platform === 'linux' && process.arch === 'x64') {
+      await waitFor('malloc_trim after the recycle', () => workers(s).malloc_trim.trims >= 1, 10_000);
+      expect(workers(s).malloc_trim).toMatchObject({ available: true });
+    }
     expect(workers(s).now).toBe(1);
     // at once after the recycle: several producers, the fresh (lazy or loading) worker takes them all
     await Promise.all([0, 1, 2].map((i) => send(s.port, `recycle-b${i}-${process.pid}`, `${tag}-b${i}`, 10, 20)));

@@ -1,0 +1,80 @@
+/**
+ * Giving the C allocator's free pages back to the OS: glibc's malloc_trim(0), through a 14 KB
+ * N-API addon built from native/malloc-trim.c (committed prebuilt for linux-x64; nothing to
+ * compile at install).
+ *
+ * Why: an idle daemon's RSS after a burst grew with the number of workers the pool grew to. Each
+ * ingest worker thread that ends leaves its share of glibc's heaps behind as free chunks (~2 MB a
+ * worker: 80–84 MB over ring data at four workers against 73–77 at one). free() returns only the
+ * top of a heap; the pages of chunks in the middle stay resident until malloc_trim walks them, and
+ * no allocator setting did it without costing ingest throughput (PERFORMANCE.md, "Idle RSS").
+ * The pool calls this after a recycle has terminated its workers (ingest-pool.ts), when a few
+ * milliseconds on an idle main cost nothing.
+ *
+ * Elsewhere (macOS, musl, arm64) there is no binary or no malloc_trim: `mallocTrim()` answers
+ * undefined and `mallocTrimSupport()` says why. The addon is loaded with RTLD_NOW, so a libc
+ * without malloc_trim fails at load, never at a call.
+ */
+import { existsSync } from 'node:fs';
+import { constants } from 'node:os';
+import { fileURLToPath } from 'node:url';
+
+interface TrimAddon {
+  trim(): boolean;
+}
+
+/** Whether this process can trim, and if not, why (for /health). */
+export type MallocTrimSupport = { available: true } | { available: false; reason: string };
+
+/** The binary for this platform: under native/ at the package's root, from src/pool or dist/src/pool. */
+function binaryPath(): string | undefined {
+  if (process.platform !== 'linux' || process.arch !== 'x64') return undefined;
+  return ['../../native/linux-x64/malloc-trim.node', '../../../native/linux-x64/malloc-trim.node']
+    .map((p) => fileURLToPath(new URL(p, import.meta.url)))
+    .find((p) => existsSync(p));
+}
+
+let addon: TrimAddon | null | undefined;
+let support: MallocTrimSupport | undefined;
+
+function load(): TrimAddon | null {
+  if (addon !== undefined) return addon;
+  const file = binaryPath();
+  if (!file) {
+    support = { available: false, reason: process.platform === 'linux' && process.arch === 'x64' ? 'native/linux-x64/malloc-trim.node is missing' : `no malloc_trim binary for ${process.platform}-${process.arch}` };
+    addon = null;
+    return addon;
+  }
+  try {
+    const mod = { exports: {} as Partial<TrimAddon> };
+    process.dlopen(mod, file, constants.dlopen.RTLD_NOW);
+    if (typeof mod.exports.trim !== 'function') throw new Error('the addon has no trim()');
+    addon = mod.exports as TrimAddon;
+    support = { available: true };
+  } catch (e) {
+    // musl and other libcs: no malloc_trim to bind
+    support = { available: false, reason: `malloc_trim addon did not load: ${e instanceof Error ? e.message : String(e)}` };
+    addon = null;
+  }
+  return addon;
+}
+
+/** Loads the addon on first use (not at start: an idle daemon that never recycles never maps it). */
+export function mallocTrimSupport(): MallocTrimSupport {
+  load();
+  return support!;
+}
+
+/**
+ * malloc_trim(0), timed and weighed: the bytes of RSS it gave back (the resident set before less
+ * after, never negative), or undefined where it cannot run.
+ */
+export function mallocTrim(): { releasedBytes: number; ms: number } | undefined {
+  const a = load();
+  if (!a) return undefined;
+  const before = process.memoryUsage.rss();
+  const t0 = performance.now();
+  a.trim();
+  const ms = performance.now() - t0;
+  return { releasedBytes: Math.max(0, before - process.memoryUsage.rss()), ms };
+}
