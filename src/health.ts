@@ -58,7 +58,7 @@ function report(p: HealthParts): Record<string, unknown> {
     pool: {
       threads: pool.threads,
       // elastic: workers now against the most it may grow to, and how often it grew and shrank
-      workers: { now: pool.threads, max: pool.maxThreads, min: pool.minThreads, starting: pool.startingThreads, grows: pool.grows, shrinks: pool.shrinks, recycles: pool.recycles, recycle_waits_for: pool.recycleWaitsFor(), arena_release_gcs: pool.arenaReleaseGcs, young_settle_gcs: pool.youngSettleGcs, malloc_trim: { ...pool.mallocTrimSupport, trims: pool.mallocTrims, released_bytes: pool.mallocTrimReleasedBytes }, each: pool.workerStats() },
+      workers: { now: pool.threads, max: pool.maxThreads, min: pool.minThreads, starting: pool.startingThreads, grows: pool.grows, shrinks: pool.shrinks, recycles: pool.recycles, recycle_waits_for: pool.recycleWaitsFor(), arena_release_gcs: pool.arenaReleaseGcs, young_settle_gcs: pool.youngSettleGcs, malloc_trim: { ...pool.mallocTrimSupport, trims: pool.mallocTrims, released_bytes: pool.mallocTrimReleasedBytes, last_ms: Math.round(pool.mallocTrimLastMs * 100) / 100 }, each: pool.workerStats() },
       // the periodic checks that watch ingest, each stopped (null) while the pool is quiet
       checks: pool.checks(),
       queue_depth: d.queuedItems,

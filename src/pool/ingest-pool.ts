@@ -116,9 +116,10 @@ export class IngestPool implements TaskRunner {
   arenaReleaseGcs = 0;
   /** collections run after a recycle because main's young generation was still grown (youngSettle) */
   youngSettleGcs = 0;
-  /** malloc_trim calls after recycles, and the resident bytes they gave back (malloc-trim.ts) */
+  /** malloc_trim calls after shrinks and recycles, the resident bytes they gave back, the last one's time (malloc-trim.ts) */
   mallocTrims = 0;
   mallocTrimReleasedBytes = 0;
+  mallocTrimLastMs = 0;
   /** tasks handed out since the workers there are now started: a fresh pool is not recycled */
   private tasksSinceFresh = 0;
   /** performance.now() of the last task handed out or settled */
@@ -535,15 +536,17 @@ export class IngestPool implements TaskRunner {
   }
 
   /**
-   * The C heap's free pages back to the OS once the old workers are gone: each thread that ended
-   * left its part of glibc's heaps as free chunks that free() alone never returns (malloc-trim.ts).
+   * The C heap's free pages back to the OS once a worker (a shrink) or the old workers (a recycle)
+   * are gone: each thread that ended left its part of glibc's heaps as free chunks that free()
+   * alone never returns (malloc-trim.ts). A few milliseconds on main, a few times per burst.
    */
   private trimAllocator(): void {
     const r = mallocTrim();
     if (!r) return;
     this.mallocTrims++;
     this.mallocTrimReleasedBytes += r.releasedBytes;
-    log.debug('gave the C heap free pages back after a recycle', { released_mb: Math.round(r.releasedBytes / 1048576), ms: Math.round(r.ms * 10) / 10 });
+    this.mallocTrimLastMs = r.ms;
+    log.debug('gave the C heap free pages back after workers ended', { released_mb: Math.round(r.releasedBytes / 1048576), ms: Math.round(r.ms * 10) / 10 });
   }
 
   /** Whether malloc_trim runs here, and if not why (/health). */
@@ -603,7 +606,8 @@ export class IngestPool implements TaskRunner {
       this.lanes.splice(i, 1);
       this.shrinks++;
       this.resizeDispatcher();
-      void this.retire(lane, performance.now());
+      // the thread's part of the C heap goes back too, also when ingest never stops long enough for a recycle
+      void this.retire(lane, performance.now()).then(() => setTimeout(() => this.closed || this.trimAllocator(), 0).unref());
       log.debug('ingest pool shrank', { workers: this.lanes.length, min: this.minThreads });
       return;
     }
