@@ -36,7 +36,7 @@ import { compareTable, runCompare } from './compare.js';
 import { runNotifyBench } from './micro/notify.bench.js';
 import { judge, loadSlos, sloTable, type Figure, type SloResult } from './slo.js';
 import { runSuite, type SuiteOutput } from './suite.js';
-import type { ProfileResult, SaturateResult } from './load/profiles.js';
+import { LOADED_WARMUP_CALLS, type ProfileResult, type SaturateResult } from './load/profiles.js';
 import { bridgeSection } from './bridge-report.js';
 import { installCleanup } from './load/procs.js';
 
@@ -337,7 +337,7 @@ function observeSplit(r: ProfileResult): string {
 }
 
 function profileTable(s: SuiteOutput): string {
-  const head = '| profile | offered ev/s | accepted ev/s | nacked ev/s | dropped | ack p50 / p99 / p99.9 ms | push p50 / p99 / max ms | observe p50 / p99 ms (calls; under 100 the p99 is the slowest; split into the daemon part, from its client trail, and the hops around it) | configure p99 ms | server CPU % | peak RSS MB |\n|---|---|---|---|---|---|---|---|---|---|---|';
+  const head = `| profile | offered ev/s | accepted ev/s | nacked ev/s | dropped | ack p50 / p99 / p99.9 ms | push p50 / p99 / max ms | observe p50 / p99 ms (calls, timed after ${LOADED_WARMUP_CALLS} under the same load; under 100 the p99 is the slowest; split into the daemon part, from its client trail, and the hops around it) | configure p99 ms | server CPU % | peak RSS MB |\n|---|---|---|---|---|---|---|---|---|---|---|`;
   const lines: string[] = [head];
   for (const name of ['floor', 'steady', 'steady_standalone', 'heavy', 'burst', 'half']) {
     const r = s.results[name] as ProfileResult | undefined;

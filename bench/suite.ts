@@ -8,7 +8,8 @@
  *            the bridge's cost as a ratio), bridge_start (30 warm + 5 cold spawns), cold_start (10 --standalone spawns), heavy 15 s,
  *            burst 15 s, saturate 5 × 3 s, half 15 s (ingest at half the maximum saturate
  *            measured, issue 5's condition for push latency), clients3 15 s (3 bridges on one
- *            daemon at that rate), HTTP routes 3 s each, POST /logs vs the Go reference 1 s unmeasured, then 5
+ *            daemon at that rate; the profiles that observe run 6 s longer, for their 6 untimed
+ *            calls first: profiles.ts LOADED_WARMUP_CALLS), HTTP routes 3 s each, POST /logs vs the Go reference 1 s unmeasured, then 5
  *            alternating rounds of 1 s each (the median ratio); issue 22's references: push_ref (the push probe against the plain reference
  *            server, in the same 10 s as floor's) and ingest_ref (closed-loop ingest, reference and Gasoline in
  *            3 alternating rounds of 3 s); issue 19's panel (60 panel sessions) and approval (40 interact
