@@ -530,6 +530,7 @@ export class IngestPool implements TaskRunner {
       if (this.closed || this.tasksSinceFresh > 0 || youngGenerationBytes() <= YOUNG_SETTLED_BYTES) return;
       collectGarbage();
       this.youngSettleGcs++;
+      // a second trim, after the recycle's: this collection freed ArrayBuffer backing stores, which live in the C heap
       this.trimAllocator();
     }, YOUNG_SETTLE_MS);
     t.unref();
