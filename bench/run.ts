@@ -493,6 +493,7 @@ async function main(): Promise<number> {
     return { status: 'ok', result: d };
   });
   await microOther('ring', './micro/ring.bench.js', 'runRingBench');
+  await microOther('index_entry', './micro/index-entry.bench.js', 'runIndexEntryBench');
   await microOther('pipeline', './micro/pipeline.bench.js', 'runPipelineBench');
   pipelineFigures(figures);
   await microOther('redaction', './micro/redaction.bench.js', 'runRedactionBench');
