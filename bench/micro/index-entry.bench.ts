@@ -18,21 +18,11 @@ import { foldKey, severity } from '../../src/query/fold-key.js';
 import { isError, isFailing } from '../../src/query/filter.js';
 import { BUILTIN_NOISE, compileNoise, noiseField } from '../../src/query/noise.js';
 import type { Rec } from '../../src/query/scan.js';
-import { logRecord } from '../load/frames.js';
+import { logRecord, prng } from '../load/frames.js';
 
 const RECORDS = 1000;
 const LOGS = kindId('logs');
 const NET = kindId('network');
-
-function mulberry32(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** what the ingest worker stores for an error: its signature (detect.ts) as an int32/uint32, then the producer's bytes */
 function stored(rec: Record<string, unknown>, sig: number | undefined): Uint8Array {
@@ -46,7 +36,7 @@ function stored(rec: Record<string, unknown>, sig: number | undefined): Uint8Arr
 }
 
 function corpus(): Array<{ kind: number; payload: Uint8Array }> {
-  const r = mulberry32(17);
+  const r = prng(17);
   const out: Array<{ kind: number; payload: Uint8Array }> = [];
   for (let i = 0; i < RECORDS; i++) {
     if (i % 4 === 3) {
