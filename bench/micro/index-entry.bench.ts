@@ -13,7 +13,7 @@ import { kindId } from '../../src/domain/kinds.js';
 import { signatureHash } from '../../src/domain/signals/signature-hash.js';
 import { topFrame } from '../../src/domain/signals/signature.js';
 import { RecordSkim } from '../../src/domain/wire/skim-record.js';
-import { readStoredRecord } from '../../src/domain/wire/stored-record.js';
+import { readStoredRecord, SIG_BYTES, writeSig } from '../../src/domain/wire/stored-record.js';
 import { foldKey, severity } from '../../src/query/fold-key.js';
 import { isError, isFailing } from '../../src/query/filter.js';
 import { BUILTIN_NOISE, compileNoise, noiseField } from '../../src/query/noise.js';
@@ -28,11 +28,10 @@ const NET = kindId('network');
 function stored(rec: Record<string, unknown>, sig: number | undefined): Uint8Array {
   const body = new Packr({ useRecords: true }).pack(rec);
   if (sig === undefined) return body;
-  const head = Buffer.alloc(5);
-  head[0] = sig < 0 ? 0xd2 : 0xce;
-  if (sig < 0) head.writeInt32BE(sig, 1);
-  else head.writeUInt32BE(sig, 1);
-  return Buffer.concat([head, body]);
+  const out = Buffer.alloc(SIG_BYTES + body.length);
+  writeSig(out, 0, sig);
+  out.set(body, SIG_BYTES);
+  return out;
 }
 
 function corpus(): Array<{ kind: number; payload: Uint8Array }> {

@@ -13,6 +13,7 @@ import { REC_MSGPACK, type StagedRecord } from '../../shm/index.js';
 import { recordFlags, type Classifiable } from '../record-flags.js';
 import type { RecordSpans } from '../wire/record-spans.js';
 import { noteJsonBody } from '../wire/json-spans.js';
+import { SIG_BYTES, writeSig } from '../wire/stored-record.js';
 
 export interface IngestLimits {
   max_events_per_batch: number;
@@ -361,9 +362,6 @@ function stage(json: string): Uint8Array {
   return view;
 }
 
-/** the most a signature prefix takes: a msgpack int32 or uint32 (stored-record.ts reads it back) */
-const SIG_BYTES = 5;
-
 /**
  * A record's bytes from its frame (record-spans.ts: its structures' definitions spliced in), copied
  * to the next 8-byte boundary of the staging buffer (plain memcpys: both are ordinary memory). With
@@ -404,16 +402,6 @@ function stageJsonBytes(spans: RecordSpans, row: number, sig?: number): Uint8Arr
   return new Uint8Array(staging.buffer, staging.byteOffset + at, len);
 }
 
-/** `sig` as a msgpack int32 (negative) or uint32 at `at`: 5 bytes */
-function writeSig(out: Uint8Array, at: number, sig: number): number {
-  out[at] = sig < 0 ? 0xd2 : 0xce;
-  const u = sig >>> 0;
-  out[at + 1] = u >>> 24;
-  out[at + 2] = (u >>> 16) & 0xff;
-  out[at + 3] = (u >>> 8) & 0xff;
-  out[at + 4] = u & 0xff;
-  return SIG_BYTES;
-}
 
 /** An ASCII array's JSON as stageAscii staged it: its buffer, where the JSON starts, where the next record's copy goes. */
 let ascii: Buffer = staging;

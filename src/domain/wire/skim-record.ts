@@ -18,6 +18,8 @@
  * the bytes say.
  */
 
+import { SIG_BYTES, sigInFront } from './stored-record.js';
+
 /** the keys the read index uses: fold keys, severity and built-in noise rules of logs and requests */
 export const SKIM_KEYS = ['level', 'type', 'message', 'url', 'request_url', 'method', 'status', 'error', '_sig'] as const;
 export type SkimKey = (typeof SKIM_KEYS)[number];
@@ -27,8 +29,6 @@ export type SkimmedRecord = Record<SkimKey, string | number | boolean | null | u
 const SIG_SLOT = SKIM_KEYS.indexOf('_sig');
 const KEY_BYTES = SKIM_KEYS.map((k) => Buffer.from(k, 'latin1'));
 const OPEN_BRACE = 0x7b;
-const INT32 = 0xd2;
-const UINT32 = 0xce;
 const EXT_RECORD = 0x72;
 /** deeper than any frame the ingest pre-scan admits; a walk past it gives up rather than recursing on */
 const MAX_DEPTH = 512;
@@ -56,7 +56,7 @@ export class RecordSkim {
   private readonly defGen = new Uint32Array(64);
   private gen = 0;
   /** the payload starts with the signature, so a `_sig` key's own value is never the answer */
-  private sigInFront = false;
+  private sigFirst = false;
   /** the top-level record's keys as indexes into SKIM_KEYS (-1: not wanted) */
   private slots = new Int8Array(32);
 
@@ -75,14 +75,9 @@ export class RecordSkim {
       this.gen = 1;
     }
     try {
-      let sig: number | undefined;
-      this.sigInFront = first === INT32 || first === UINT32;
-      if (this.sigInFront) {
-        if (payload.length < 5) return false;
-        const u = payload[1]! * 0x1000000 + ((payload[2]! << 16) | (payload[3]! << 8) | payload[4]!);
-        sig = first === INT32 ? u | 0 : u;
-        this.p = 5;
-      }
+      const sig = sigInFront(payload);
+      this.sigFirst = sig !== undefined;
+      if (this.sigFirst) this.p = SIG_BYTES;
       if (!this.top()) return false;
       // the signature in front wins over a key of the same name, as readStoredRecord sets it last
       if (sig !== undefined) r._sig = sig;
@@ -146,7 +141,7 @@ export class RecordSkim {
       if (name.length !== len) continue;
       let i = 0;
       while (i < len && b[at + i] === name[i]) i++;
-      if (i === len) return k === SIG_SLOT && this.sigInFront ? -1 : k;
+      if (i === len) return k === SIG_SLOT && this.sigFirst ? -1 : k;
     }
     return -1;
   }

@@ -20,6 +20,27 @@ const OPEN_BRACE = 0x7b;
 
 const INT32 = 0xd2;
 const UINT32 = 0xce;
+/** an error's signature in front of its verbatim bytes: a msgpack int32 or uint32 */
+export const SIG_BYTES = 5;
+
+/** Writes `sig` at `at` as the msgpack int32 (negative) or uint32 a verbatim record starts with; returns SIG_BYTES. */
+export function writeSig(out: Uint8Array, at: number, sig: number): number {
+  out[at] = sig < 0 ? INT32 : UINT32;
+  const u = sig >>> 0;
+  out[at + 1] = u >>> 24;
+  out[at + 2] = (u >>> 16) & 0xff;
+  out[at + 3] = (u >>> 8) & 0xff;
+  out[at + 4] = u & 0xff;
+  return SIG_BYTES;
+}
+
+/** The signature in front of a verbatim payload, or undefined when there is none (or too few bytes for one). */
+export function sigInFront(payload: Uint8Array): number | undefined {
+  const first = payload[0];
+  if ((first !== INT32 && first !== UINT32) || payload.length < SIG_BYTES) return undefined;
+  const u = payload[1]! * 0x1000000 + ((payload[2]! << 16) | (payload[3]! << 8) | payload[4]!);
+  return first === INT32 ? u | 0 : u;
+}
 
 /** verbatim payloads up to this size are copied out of shared memory into one buffer the thread keeps */
 const SCRATCH_MAX = 256 * 1024;
@@ -46,10 +67,10 @@ export function readStoredRecord(payload: Uint8Array): unknown {
   const first = payload[0];
   if (first === OPEN_BRACE) return JSON.parse(Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString('utf8'));
   const own = ownBytes(payload);
-  if (first !== INT32 && first !== UINT32) return unpackr.unpack(own);
-  const u = own[1]! * 0x1000000 + ((own[2]! << 16) | (own[3]! << 8) | own[4]!);
-  const rec = unpackr.unpack(own.subarray(5)) as Record<string, unknown>;
-  rec._sig = first === INT32 ? u | 0 : u;
+  const sig = sigInFront(own);
+  if (sig === undefined) return unpackr.unpack(own);
+  const rec = unpackr.unpack(own.subarray(SIG_BYTES)) as Record<string, unknown>;
+  rec._sig = sig;
   return rec;
 }
 

@@ -16,6 +16,7 @@ import { recordFlags } from '../../../src/domain/record-flags.js';
 import { allocateStore, REC_ERROR, REC_MSGPACK, StoreReader, StoreWriter } from '../../../src/shm/index.js';
 import { signatureHash } from '../../../src/domain/signals/signature-hash.js';
 import { mulberry32 } from '../../fixtures/shm-gen.js';
+import { withSig } from '../../fixtures/stored-record.js';
 
 const LOGS = kindId('logs');
 const NET = kindId('network');
@@ -61,12 +62,7 @@ function stored(rec: Record<string, unknown>, form: Form, alt: boolean): { paylo
   const sig = form === 'json' ? undefined : sigOf(rec);
   if (form !== 'msgpack') return { payload: Buffer.from(JSON.stringify(sig === undefined ? rec : { ...rec, _sig: sig })), msgpack: false };
   const body = alt ? pack(rec) : new Packr({ useRecords: true }).pack(rec);
-  if (sig === undefined) return { payload: body, msgpack: true };
-  const head = Buffer.alloc(5);
-  head[0] = sig < 0 ? 0xd2 : 0xce;
-  if (sig < 0) head.writeInt32BE(sig, 1);
-  else head.writeUInt32BE(sig, 1);
-  return { payload: Buffer.concat([head, body]), msgpack: true };
+  return { payload: sig === undefined ? body : withSig(sig, body), msgpack: true };
 }
 
 function world(seed: number, ringBytes = 24 * 1024, classified: 'all' | 'none' | 'some' = 'some', form: Form = 'json'): World {

@@ -7,19 +7,12 @@
  */
 import { Packr, pack } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
+import { withSig } from '../../fixtures/stored-record.js';
 import { RecordSkim, SKIM_KEYS } from '../../../src/domain/wire/skim-record.js';
 import { readStoredRecord } from '../../../src/domain/wire/stored-record.js';
 import { mulberry32 } from '../../fixtures/shm-gen.js';
 
 const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
-
-function withSig(sig: number, body: Uint8Array): Uint8Array {
-  const head = Buffer.alloc(5);
-  head[0] = sig < 0 ? 0xd2 : 0xce;
-  if (sig < 0) head.writeInt32BE(sig, 1);
-  else head.writeUInt32BE(sig, 1);
-  return Buffer.concat([head, body]);
-}
 
 function shared(b: Uint8Array): Uint8Array {
   const view = new Uint8Array(new SharedArrayBuffer(b.length + 5), 5, b.length);

@@ -5,21 +5,10 @@
  */
 import { Packr, pack } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
+import { withSig } from '../../fixtures/stored-record.js';
 import { isVerbatim, readStoredRecord } from '../../../src/domain/wire/stored-record.js';
 
 const rec = { ts: 1_764_000_000_000, level: 'error', type: 'console', message: 'TypeError: boom', url: 'http://app.test/' };
-
-function withSig(sig: number, body: Uint8Array): Uint8Array {
-  const head = Buffer.alloc(5);
-  if (sig < 0) {
-    head[0] = 0xd2;
-    head.writeInt32BE(sig, 1);
-  } else {
-    head[0] = 0xce;
-    head.writeUInt32BE(sig, 1);
-  }
-  return Buffer.concat([head, body]);
-}
 
 /** the bytes as a view into a SharedArrayBuffer at an odd offset, as a ring read may give them */
 function shared(b: Uint8Array): Uint8Array {
@@ -38,6 +27,12 @@ describe('readStoredRecord', () => {
   });
 
   it.each([0, 1, 0x7fffffff, 0x80000000, 0xffffffff, -1, -0x80000000])('reads a signature %d in front of a map or a msgpackr record, last among the keys', (sig) => {
+    // the prefix is a msgpack int32 for a negative signature, a uint32 otherwise, big-endian
+    const head = Buffer.alloc(5);
+    head[0] = sig < 0 ? 0xd2 : 0xce;
+    if (sig < 0) head.writeInt32BE(sig, 1);
+    else head.writeUInt32BE(sig, 1);
+    expect(Buffer.from(withSig(sig, pack(rec)).subarray(0, 5))).toEqual(head);
     for (const body of [pack(rec), new Packr({ useRecords: true }).pack(rec)]) {
       for (const bytes of [withSig(sig, body), shared(withSig(sig, body))]) {
         const got = readStoredRecord(bytes) as Record<string, unknown>;
