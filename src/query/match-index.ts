@@ -30,6 +30,7 @@ import { decode, passesAny, type Rec } from './scan.js';
 import { Cadence } from '../cadence.js';
 import { kindName } from '../domain/kinds.js';
 import { RecordSkim } from '../domain/wire/skim-record.js';
+import { sigInFront } from '../domain/wire/stored-record.js';
 
 /** the entry's record passes `what: "errors"` (filter.ts isError): the header flag's bit */
 export const IS_ERROR = REC_ERROR;
@@ -65,8 +66,9 @@ function entryFields(kind: number, payload: Uint8Array): Rec {
   switch (kindName(kind)) {
     case 'logs':
     case 'ext_logs':
-      // without its signature a log's fold key is made from its message and stack: decode it
-      if (skim.read(payload) && typeof skim.rec._sig === 'number') return skim.rec as Rec;
+      // without its signature in front a log's fold key is made from its message and stack: decode
+      // it, and do not walk it first
+      if (sigInFront(payload) !== undefined && skim.read(payload)) return skim.rec as Rec;
       break;
     case 'network':
     case 'network_bodies':
