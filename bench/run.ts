@@ -17,7 +17,7 @@
  * --quick  with --full: issue 2's profiles at 2 s (smoke)
  * --soak   steady for 10 minutes
  * --threads N  pool.threads of the server idle_rss starts (default 4: a 5-core config on any machine)
- * NAME matches a profile or a prefix of one: dispatch ring pipeline redaction model_egress notify steady
+ * NAME matches a profile or a prefix of one: dispatch ring index_entry pipeline http_body redaction model_egress notify steady
  * (steady through a bridge, and steady_standalone) bridge_start cold_start heavy burst saturate half clients3
  * http floor push_ref ingest_ref idle_rss panel approval (e.g. `--only steady,saturate`). clients3 without saturate in the same run loads a
  * fixed 50 000 events/s instead of half the maximum.
@@ -131,7 +131,8 @@ const fmt = (n: number): string => n.toLocaleString('en-US');
 
 // ── micro ────────────────────────────────────────────────────────────────────────────────────
 
-async function microOther(name: string, file: string, exportName: string): Promise<void> {
+/** `generic`: list the result's numeric leaves as rows (off where a figures function writes its own row) */
+async function microOther(name: string, file: string, exportName: string, generic = true): Promise<void> {
   await profile(name, async () => {
     let mod: Record<string, unknown>;
     try {
@@ -144,7 +145,7 @@ async function microOther(name: string, file: string, exportName: string): Promi
     const fn = mod[exportName];
     if (typeof fn !== 'function') return { status: 'skipped', reason: `not built (no ${exportName} export)` };
     const result = (await (fn as (o: { quick: boolean }) => unknown)({ quick })) as unknown;
-    for (const r of genericRows(name, result)) rows.push(r);
+    if (generic) for (const r of genericRows(name, result)) rows.push(r);
     return { status: 'ok', result };
   });
 }
@@ -164,6 +165,24 @@ function pipelineFigures(figures: Record<string, Figure>): void {
   figures['pipeline.redaction_pct_of_path'] = st.redactPct as number;
   figures['pipeline.decode_us_per_record'] = st.bareDecode as number;
   figures['pipeline.worker_over_decode'] = st.wholeOverDecode as number;
+}
+
+/**
+ * `POST /logs` in a worker (http-body.bench.ts): one row by stage, and the figures beside the
+ * load profile's entries/s, which the machine moves too much to show a small change of this path.
+ */
+function httpBodyFigures(figures: Record<string, Figure>): void {
+  const out = profiles.http_body;
+  if (out?.status !== 'ok' || !Array.isArray(out.result)) return;
+  const c = (out.result as Array<Record<string, unknown>>)[0];
+  const stages = c?.stages as Record<string, number> | undefined;
+  if (!c || !stages || typeof c.whole !== 'number') return;
+  const names = Object.keys(stages);
+  rows.push({ profile: 'http_body', metric: `POST /logs body path by stage, ${names.join(' / ')} = sum; whole (untimed); ÷ a bare JSON.parse`, value: `${names.map((n) => stages[n]).join(' / ')} = ${String(c.sum)}; ${c.whole}; ${String(c.wholeOverParse)} ×`, unit: 'µs/entry (CPU)' });
+  figures['http_body.us_per_entry'] = c.whole;
+  figures['http_body.parse_us_per_entry'] = c.bareParse as number;
+  figures['http_body.over_parse'] = c.wholeOverParse as number;
+  figures['http_body.redaction_pct_of_path'] = c.redactPct as number;
 }
 
 /** Issue 19's context build + redaction of a 100 KB triage payload: the p95 slo.json reports. */
@@ -496,6 +515,8 @@ async function main(): Promise<number> {
   await microOther('index_entry', './micro/index-entry.bench.js', 'runIndexEntryBench');
   await microOther('pipeline', './micro/pipeline.bench.js', 'runPipelineBench');
   pipelineFigures(figures);
+  await microOther('http_body', './micro/http-body.bench.js', 'runHttpBodyBench', false);
+  httpBodyFigures(figures);
   await microOther('redaction', './micro/redaction.bench.js', 'runRedactionBench');
   await microOther('model_egress', './micro/model-egress.bench.js', 'runModelEgressBench');
   modelEgressFigures(figures);
@@ -515,6 +536,7 @@ async function main(): Promise<number> {
   const ran = new Set(suite.ran);
   if (profiles.notify?.status === 'ok') ran.add('notify');
   if (profiles.pipeline?.status === 'ok') ran.add('pipeline');
+  if (profiles.http_body?.status === 'ok') ran.add('http_body');
   if (profiles.model_egress?.status === 'ok') ran.add('model_egress');
   if (selected('notify') && !ran.has('notify')) ran.add('notify'); // selected but failed: its SLO fails
   const slo = loadSlos();

@@ -27,6 +27,7 @@ import { allocateSlots, SlotView } from '../../src/pool/item-slots.js';
 import type { WorkerInit } from '../../src/pool/messages.js';
 import { allocateAlertRing } from '../../src/shm/alert-ring.js';
 import { sessionId, type WsItem } from '../../src/domain/ingest/item.js';
+import { cpuRound, medianOf } from './cpu-round.js';
 
 export interface RedactionCost {
   name: string;
@@ -195,17 +196,8 @@ export function stageCosts(frames: readonly Uint8Array[], rounds = 16, msPerRoun
     for (const v of Object.values(m)) if (Array.isArray(v)) n += v.length;
     return n;
   };
-  // CPU time, not wall time: on a shared machine a round's wall time includes the other
-  // processes' turns. The stages split a round's CPU time in the proportions of their wall times.
-  const round = (fn: () => number): { ms: number; cpuMs: number; records: number } => {
-    const end = performance.now() + msPerRound;
-    const t0 = performance.now();
-    const c0 = process.cpuUsage();
-    let records = 0;
-    while (performance.now() < end) records += fn();
-    const c = process.cpuUsage(c0);
-    return { ms: performance.now() - t0, cpuMs: (c.user + c.system) / 1000, records };
-  };
+  // the stages split a round's CPU time in the proportions of their wall times
+  const round = (fn: () => number): { ms: number; cpuMs: number; records: number } => cpuRound(fn, msPerRound);
   for (let i = 0; i < 300; i++) (timed(), whole(), bare()); // every path warm
   const per: Record<string, number[]> = Object.fromEntries([...STAGES, 'sum', 'whole', 'bare', 'ratio'].map((k) => [k, []]));
   for (let r = 0; r < rounds; r++) {
@@ -227,10 +219,7 @@ export function stageCosts(frames: readonly Uint8Array[], rounds = 16, msPerRoun
     // the ratio per round, then its median: neighbours that slow one round slow both sides of it
     per.ratio!.push(per.whole!.at(-1)! / per.bare!.at(-1)!);
   }
-  const med = (k: string): number => {
-    const v = [...per[k]!].sort((x, y) => x - y);
-    return Math.round(v[v.length >> 1]! * 1000) / 1000;
-  };
+  const med = (k: string): number => medianOf(per[k]!);
   const out = { name: 'worker path, µs per record by stage', rounds } as StageCost;
   for (const k of [...STAGES, 'sum', 'whole'] as const) out[k] = med(k);
   out.redactPct = Math.round((out.redact / out.sum) * 1000) / 10;

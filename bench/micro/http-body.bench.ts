@@ -1,0 +1,200 @@
+/**
+ * Micro benchmark of `POST /logs` in a worker: the load profile's own bodies (50 console entries
+ * each, http-load.ts `logsBody`) through the ingest task function, and stage by stage (parse,
+ * spans, validate, redact, normalize, detect, encode, commit), in CPU µs per entry.
+ *
+ * Why beside the load profile: there, `POST /logs` entries/s (and its ratio to the Go reference)
+ * moved ±30 % within one run on this shared machine, so a 5 % change of the path could not be
+ * seen. Here the reference is a bare `JSON.parse` of the same bodies in the same rounds, and the
+ * ratio to it holds within a few per cent while the machine's speed moves.
+ * Run: `node dist/bench/micro/http-body.bench.js`; `pnpm bench` runs it too.
+ */
+import { pathToFileURL } from 'node:url';
+import { logsBody } from '../load/http-load.js';
+import { emptyOutput, encodeRecords, notVerbatim, redactRecords, resetStaging, validateRecords, type IngestContext } from '../../src/domain/ingest/process.js';
+import { noteJsonBody } from '../../src/domain/wire/json-spans.js';
+import { RecordSpans } from '../../src/domain/wire/record-spans.js';
+import { normalizeRecord } from '../../src/domain/wire/normalize.js';
+import { Detector } from '../../src/domain/alerts/detect.js';
+import { HTTP_BODY, KINDS, kindId } from '../../src/domain/kinds.js';
+import { allocateDetectState, allocateStore, DetectState, StoreWriter } from '../../src/shm/index.js';
+import { allocateAlertRing } from '../../src/shm/alert-ring.js';
+import { compileRedaction } from '../../src/domain/redaction/index.js';
+import type { IngestedRecord } from '../../src/domain/wire/schemas.js';
+import { allocateSlots, SlotView } from '../../src/pool/item-slots.js';
+import type { HttpItem, WorkerInit } from '../../src/pool/messages.js';
+import { createIngestRunner } from '../../workers/ingest-runner.js';
+import { cpuRound, medianOf } from './cpu-round.js';
+
+const ROUTE = '/logs';
+const { bodyKey, kind } = HTTP_BODY[ROUTE];
+const STAGES = ['parse', 'spans', 'validate', 'redact', 'normalize', 'detect', 'encode', 'commit'] as const;
+type Stage = (typeof STAGES)[number];
+
+export interface HttpBodyCost {
+  name: string;
+  /** entries per body */
+  entries: number;
+  /** CPU µs per stored entry by stage, median over rounds; parse is the body's UTF-8 decode and JSON.parse */
+  stages: Record<Stage, number>;
+  /** the stages' sum (timers around each stage) */
+  sum: number;
+  /** the worker's task function, a body per task, no timer inside */
+  whole: number;
+  /** the reference: a bare UTF-8 decode + JSON.parse of the same bodies, CPU µs per entry */
+  bareParse: number;
+  /** whole ÷ bareParse per round, then the median */
+  wholeOverParse: number;
+  /** redact ÷ sum, in % */
+  redactPct: number;
+  rounds: number;
+}
+
+/** The bodies in a shared input arena, as the edge leaves them for the workers. */
+function arenaOf(bodies: readonly Uint8Array[]): { arena: SharedArrayBuffer; views: Uint8Array[]; offs: number[] } {
+  const arena = new SharedArrayBuffer(bodies.reduce((n, b) => n + b.length, 0));
+  const bytes = new Uint8Array(arena);
+  const views: Uint8Array[] = [];
+  const offs: number[] = [];
+  let off = 0;
+  for (const b of bodies) {
+    bytes.set(b, off);
+    views.push(bytes.subarray(off, off + b.length));
+    offs.push(off);
+    off += b.length;
+  }
+  return { arena, views, offs };
+}
+
+/**
+ * The ingest task function in this thread over a pool's shared buffers, one body per task; each
+ * run resets the body's item slot, so every run stores the body again.
+ */
+export function httpTaskRig(bodies: readonly Uint8Array[]): { runNext(): number } {
+  const { arena, offs } = arenaOf(bodies);
+  const slotsBuf = allocateSlots(bodies.length);
+  const slots = new SlotView(slotsBuf);
+  const init: WorkerInit = {
+    store: allocateStore(KINDS.map(() => 8 << 20)),
+    arena,
+    slots: slotsBuf,
+    limits: { maxDepth: 32, maxElements: 500_000, maxEventsPerBatch: 1000, maxErrorsPerAck: 20, maxFrame: 1 << 20 },
+    redaction: { rules: [], allowlist: [] },
+    faultInjection: false,
+    chaos: new SharedArrayBuffer(16),
+    alerts: allocateAlertRing(),
+    detect: allocateDetectState(),
+  };
+  const run = createIngestRunner(init, 1);
+  const items: HttpItem[] = bodies.map((b, slot) => ({ src: 'http', route: ROUTE, off: offs[slot]!, len: b.length, slot, shed: false }));
+  let i = 0;
+  return {
+    runNext(): number {
+      const item = items[i++ % items.length]!;
+      slots.reset(item.slot);
+      const r = run({ kind: 'ingest', items: [item], recvTime: Date.now() });
+      const o = r.kind === 'ingest' ? r.results[0] : undefined;
+      if (o?.kind !== 'stored' || o.rejected !== 0) throw new Error(`bench body was not stored whole: ${JSON.stringify(o)}`);
+      return o.accepted;
+    },
+  };
+}
+
+/**
+ * Stage by stage on the product's functions (what processHttpBody calls, in its order, with
+ * detection and the commit into a real store), rounds of it alternating with rounds of the
+ * untimed task function and of the bare parse.
+ */
+export function httpBodyCosts(bodies: readonly Uint8Array[], rounds = 16, msPerRound = 120): HttpBodyCost {
+  const { views } = arenaOf(bodies);
+  const writer = new StoreWriter(allocateStore(KINDS.map(() => 8 << 20)), 1);
+  const detector = new Detector(new DetectState(allocateDetectState()));
+  const ctx: IngestContext = { recvTime: Date.now(), redactor: compileRedaction(), limits: { max_events_per_batch: 1000, max_errors_per_ack: 20 } };
+  const spans = new RecordSpans();
+  const id = kindId(kind);
+  const acc = Object.fromEntries(STAGES.map((s) => [s, 0])) as Record<Stage, number>;
+  let b = 0;
+  const text = (v: Uint8Array): string => Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('utf8');
+  const timed = (): number => {
+    let t = performance.now();
+    const lap = (s: Stage): void => {
+      const now = performance.now();
+      acc[s] += now - t;
+      t = now;
+    };
+    const body = views[b++ % views.length]!;
+    const json = text(body);
+    const arr = (JSON.parse(json) as Record<string, unknown[]>)[bodyKey]!;
+    lap('parse');
+    resetStaging();
+    const out = emptyOutput();
+    noteJsonBody(json, body, bodyKey, id, spans);
+    lap('spans');
+    const recs = validateRecords(kind, arr, undefined, ctx, out, spans);
+    lap('validate');
+    redactRecords(kind, recs, ctx, out);
+    lap('redact');
+    for (let j = 0; j < recs.length; j++) if (normalizeRecord(kind, recs[j]!)) notVerbatim(j);
+    lap('normalize');
+    for (const r of recs) detector.see({ kind, rec: r } as IngestedRecord, 0, undefined);
+    lap('detect');
+    encodeRecords(id, recs, -1, out.records, spans);
+    lap('encode');
+    writer.commit({ recvTime: ctx.recvTime, records: out.records, received: out.received, rejected: out.rejected });
+    detector.take();
+    lap('commit');
+    return out.records.length;
+  };
+  const task = httpTaskRig(bodies);
+  const whole = (): number => task.runNext();
+  // what a server that only parses does with a body
+  const bare = (): number => (JSON.parse(text(views[b++ % views.length]!)) as Record<string, unknown[]>)[bodyKey]!.length;
+  for (let i = 0; i < 300; i++) (timed(), whole(), bare());
+  const per: Record<Stage | 'sum' | 'whole' | 'bare' | 'ratio', number[]> = Object.fromEntries([...STAGES, 'sum', 'whole', 'bare', 'ratio'].map((k) => [k, []])) as never;
+  for (let r = 0; r < rounds; r++) {
+    for (const s of STAGES) acc[s] = 0;
+    const a = cpuRound(timed, msPerRound);
+    let wall = 0;
+    for (const s of STAGES) wall += acc[s];
+    let sum = 0;
+    for (const s of STAGES) {
+      // a round's CPU time, split in the proportions of the stages' wall times
+      const us = ((acc[s] / wall) * a.cpuMs * 1000) / a.records;
+      per[s].push(us);
+      sum += us;
+    }
+    per.sum.push(sum);
+    const w = cpuRound(whole, msPerRound);
+    per.whole.push((w.cpuMs * 1000) / w.records);
+    const p = cpuRound(bare, msPerRound);
+    per.bare.push((p.cpuMs * 1000) / p.records);
+    per.ratio.push(per.whole.at(-1)! / per.bare.at(-1)!);
+  }
+  const med = (k: keyof typeof per, digits = 3): number => medianOf(per[k], digits);
+  const stages = Object.fromEntries(STAGES.map((s) => [s, med(s)])) as Record<Stage, number>;
+  const sum = med('sum');
+  return {
+    name: 'POST /logs body in a worker, µs per entry by stage',
+    entries: (JSON.parse(text(views[0]!)) as Record<string, unknown[]>)[bodyKey]!.length,
+    stages,
+    sum,
+    whole: med('whole'),
+    bareParse: med('bare'),
+    wholeOverParse: med('ratio', 2),
+    redactPct: Math.round((stages.redact / sum) * 1000) / 10,
+    rounds,
+  };
+}
+
+/** The load profile's bodies (http-load.ts), several seeds so no single body's shape decides. */
+export function logsBodies(n = 8): Uint8Array[] {
+  return Array.from({ length: n }, (_, i) => Buffer.from(logsBody(7 + i)));
+}
+
+export async function runHttpBodyBench(o: { quick?: boolean } = {}): Promise<HttpBodyCost[]> {
+  return [httpBodyCosts(logsBodies(), o.quick ? 4 : 16, o.quick ? 60 : 120)];
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  console.log(JSON.stringify(await runHttpBodyBench(), null, 2));
+}
