@@ -150,7 +150,7 @@ export function httpBodyCosts(bodies: readonly Uint8Array[], rounds = 16, msPerR
   // what a server that only parses does with a body
   const bare = (): number => (JSON.parse(text(views[b++ % views.length]!)) as Record<string, unknown[]>)[bodyKey]!.length;
   for (let i = 0; i < 300; i++) (timed(), whole(), bare());
-  const per: Record<Stage | 'sum' | 'whole' | 'bare' | 'ratio', number[]> = Object.fromEntries([...STAGES, 'sum', 'whole', 'bare', 'ratio'].map((k) => [k, []])) as never;
+  const per = Object.fromEntries([...STAGES, 'sum', 'whole', 'bare', 'ratio'].map((k) => [k, [] as number[]])) as Record<Stage | 'sum' | 'whole' | 'bare' | 'ratio', number[]>;
   for (let r = 0; r < rounds; r++) {
     for (const s of STAGES) acc[s] = 0;
     const a = cpuRound(timed, msPerRound);
