@@ -196,13 +196,12 @@ export function stageCosts(frames: readonly Uint8Array[], rounds = 16, msPerRoun
     for (const v of Object.values(m)) if (Array.isArray(v)) n += v.length;
     return n;
   };
-  // the stages split a round's CPU time in the proportions of their wall times
-  const round = (fn: () => number): { ms: number; cpuMs: number; records: number } => cpuRound(fn, msPerRound);
   for (let i = 0; i < 300; i++) (timed(), whole(), bare()); // every path warm
   const per: Record<string, number[]> = Object.fromEntries([...STAGES, 'sum', 'whole', 'bare', 'ratio'].map((k) => [k, []]));
   for (let r = 0; r < rounds; r++) {
     for (const st of STAGES) acc[st] = 0;
-    const a = round(timed);
+    // the stages split a round's CPU time in the proportions of their wall times
+    const a = cpuRound(timed, msPerRound);
     let wall = 0;
     for (const st of STAGES) wall += acc[st];
     let sum = 0;
@@ -212,9 +211,9 @@ export function stageCosts(frames: readonly Uint8Array[], rounds = 16, msPerRoun
       sum += us;
     }
     per.sum!.push(sum);
-    const w = round(whole);
+    const w = cpuRound(whole, msPerRound);
     per.whole!.push((w.cpuMs * 1000) / w.records);
-    const b = round(bare);
+    const b = cpuRound(bare, msPerRound);
     per.bare!.push((b.cpuMs * 1000) / b.records);
     // the ratio per round, then its median: neighbours that slow one round slow both sides of it
     per.ratio!.push(per.whole!.at(-1)! / per.bare!.at(-1)!);
