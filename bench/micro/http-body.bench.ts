@@ -18,13 +18,11 @@ import { normalizeRecord } from '../../src/domain/wire/normalize.js';
 import { Detector } from '../../src/domain/alerts/detect.js';
 import { HTTP_BODY, KINDS, kindId } from '../../src/domain/kinds.js';
 import { allocateDetectState, allocateStore, DetectState, StoreWriter } from '../../src/shm/index.js';
-import { allocateAlertRing } from '../../src/shm/alert-ring.js';
 import { compileRedaction } from '../../src/domain/redaction/index.js';
 import type { IngestedRecord } from '../../src/domain/wire/schemas.js';
-import { allocateSlots, SlotView } from '../../src/pool/item-slots.js';
-import type { HttpItem, WorkerInit } from '../../src/pool/messages.js';
-import { createIngestRunner } from '../../workers/ingest-runner.js';
+import type { HttpItem } from '../../src/pool/messages.js';
 import { cpuRound, medianOf } from './cpu-round.js';
+import { copyToArena, inProcessRunner } from './task-rig.js';
 
 const ROUTE = '/logs';
 const { bodyKey, kind } = HTTP_BODY[ROUTE];
@@ -50,42 +48,12 @@ export interface HttpBodyCost {
   rounds: number;
 }
 
-/** The bodies in a shared input arena, as the edge leaves them for the workers. */
-function arenaOf(bodies: readonly Uint8Array[]): { arena: SharedArrayBuffer; views: Uint8Array[]; offs: number[] } {
-  const arena = new SharedArrayBuffer(bodies.reduce((n, b) => n + b.length, 0));
-  const bytes = new Uint8Array(arena);
-  const views: Uint8Array[] = [];
-  const offs: number[] = [];
-  let off = 0;
-  for (const b of bodies) {
-    bytes.set(b, off);
-    views.push(bytes.subarray(off, off + b.length));
-    offs.push(off);
-    off += b.length;
-  }
-  return { arena, views, offs };
-}
-
 /**
  * The ingest task function in this thread over a pool's shared buffers, one body per task; each
  * run resets the body's item slot, so every run stores the body again.
  */
 export function httpTaskRig(bodies: readonly Uint8Array[]): { runNext(): number } {
-  const { arena, offs } = arenaOf(bodies);
-  const slotsBuf = allocateSlots(bodies.length);
-  const slots = new SlotView(slotsBuf);
-  const init: WorkerInit = {
-    store: allocateStore(KINDS.map(() => 8 << 20)),
-    arena,
-    slots: slotsBuf,
-    limits: { maxDepth: 32, maxElements: 500_000, maxEventsPerBatch: 1000, maxErrorsPerAck: 20, maxFrame: 1 << 20 },
-    redaction: { rules: [], allowlist: [] },
-    faultInjection: false,
-    chaos: new SharedArrayBuffer(16),
-    alerts: allocateAlertRing(),
-    detect: allocateDetectState(),
-  };
-  const run = createIngestRunner(init, 1);
+  const { run, slots, offs } = inProcessRunner(bodies);
   const items: HttpItem[] = bodies.map((b, slot) => ({ src: 'http', route: ROUTE, off: offs[slot]!, len: b.length, slot, shed: false }));
   let i = 0;
   return {
@@ -106,7 +74,7 @@ export function httpTaskRig(bodies: readonly Uint8Array[]): { runNext(): number 
  * untimed task function and of the bare parse.
  */
 export function httpBodyCosts(bodies: readonly Uint8Array[], rounds = 16, msPerRound = 120): HttpBodyCost {
-  const { views } = arenaOf(bodies);
+  const { views } = copyToArena(bodies);
   const writer = new StoreWriter(allocateStore(KINDS.map(() => 8 << 20)), 1);
   const detector = new Detector(new DetectState(allocateDetectState()));
   const ctx: IngestContext = { recvTime: Date.now(), redactor: compileRedaction(), limits: { max_events_per_batch: 1000, max_errors_per_ack: 20 } };

@@ -22,12 +22,9 @@ import { headerStripRedactor } from '../../src/domain/ingest/redactor.js';
 import { compileRedaction } from '../../src/domain/redaction/index.js';
 import type { BatchFrame } from '../../src/domain/wire/schemas.js';
 import type { MicroResult } from './ring.bench.js';
-import { createIngestRunner } from '../../workers/ingest-runner.js';
-import { allocateSlots, SlotView } from '../../src/pool/item-slots.js';
-import type { WorkerInit } from '../../src/pool/messages.js';
-import { allocateAlertRing } from '../../src/shm/alert-ring.js';
 import { sessionId, type WsItem } from '../../src/domain/ingest/item.js';
 import { cpuRound, medianOf } from './cpu-round.js';
+import { inProcessRunner } from './task-rig.js';
 
 export interface RedactionCost {
   name: string;
@@ -96,31 +93,11 @@ export interface StageCost {
  * its session's applied seq set just below the frame's, so every run stores the frame again.
  */
 export function workerTaskRig(frames: readonly Uint8Array[]): { runNext(): number } {
-  const total = frames.reduce((n, f) => n + f.length, 0);
-  const arena = new SharedArrayBuffer(total);
-  const bytes = new Uint8Array(arena);
-  const slotsBuf = allocateSlots(frames.length);
-  const slots = new SlotView(slotsBuf);
-  const init: WorkerInit = {
-    store: allocateStore(KINDS.map(() => 8 << 20)),
-    arena,
-    slots: slotsBuf,
-    limits: { maxDepth: 32, maxElements: 500_000, maxEventsPerBatch: 1000, maxErrorsPerAck: 20, maxFrame: 1 << 20 },
-    redaction: { rules: [], allowlist: [] },
-    faultInjection: false,
-    chaos: new SharedArrayBuffer(16),
-    alerts: allocateAlertRing(),
-    detect: allocateDetectState(),
-  };
-  const run = createIngestRunner(init, 1);
+  const { run, slots, offs } = inProcessRunner(frames);
   const session = sessionId('bench-micro');
-  let off = 0;
-  const items = frames.map((f, slot) => {
-    bytes.set(f, off);
+  const items = frames.map((f, slot): WsItem => {
     const seq = (unpack(f) as { seq: number }).seq;
-    const item: WsItem = { src: 'ws', off, len: f.length, slot, shed: false, session, applied: seq - 1 };
-    off += f.length;
-    return item;
+    return { src: 'ws', off: offs[slot]!, len: f.length, slot, shed: false, session, applied: seq - 1 };
   });
   let i = 0;
   return {
