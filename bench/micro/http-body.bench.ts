@@ -21,7 +21,7 @@ import { allocateDetectState, allocateStore, DetectState, StoreWriter } from '..
 import { compileRedaction } from '../../src/domain/redaction/index.js';
 import type { IngestedRecord } from '../../src/domain/wire/schemas.js';
 import type { HttpItem } from '../../src/pool/messages.js';
-import { cpuRound, medianOf } from './cpu-round.js';
+import { stagedRounds } from './cpu-round.js';
 import { copyToArena, inProcessRunner } from './task-rig.js';
 
 const ROUTE = '/logs';
@@ -117,39 +117,16 @@ export function httpBodyCosts(bodies: readonly Uint8Array[], rounds = 16, msPerR
   const whole = (): number => task.runNext();
   // what a server that only parses does with a body
   const bare = (): number => (JSON.parse(text(views[b++ % views.length]!)) as Record<string, unknown[]>)[bodyKey]!.length;
-  for (let i = 0; i < 300; i++) (timed(), whole(), bare());
-  const per = Object.fromEntries([...STAGES, 'sum', 'whole', 'bare', 'ratio'].map((k) => [k, [] as number[]])) as Record<Stage | 'sum' | 'whole' | 'bare' | 'ratio', number[]>;
-  for (let r = 0; r < rounds; r++) {
-    for (const s of STAGES) acc[s] = 0;
-    const a = cpuRound(timed, msPerRound);
-    let wall = 0;
-    for (const s of STAGES) wall += acc[s];
-    let sum = 0;
-    for (const s of STAGES) {
-      // a round's CPU time, split in the proportions of the stages' wall times
-      const us = ((acc[s] / wall) * a.cpuMs * 1000) / a.records;
-      per[s].push(us);
-      sum += us;
-    }
-    per.sum.push(sum);
-    const w = cpuRound(whole, msPerRound);
-    per.whole.push((w.cpuMs * 1000) / w.records);
-    const p = cpuRound(bare, msPerRound);
-    per.bare.push((p.cpuMs * 1000) / p.records);
-    per.ratio.push(per.whole.at(-1)! / per.bare.at(-1)!);
-  }
-  const med = (k: keyof typeof per, digits = 3): number => medianOf(per[k], digits);
-  const stages = Object.fromEntries(STAGES.map((s) => [s, med(s)])) as Record<Stage, number>;
-  const sum = med('sum');
+  const c = stagedRounds(STAGES, acc, { timed, whole, bare }, rounds, msPerRound);
   return {
     name: 'POST /logs body in a worker, µs per entry by stage',
     entries: (JSON.parse(text(views[0]!)) as Record<string, unknown[]>)[bodyKey]!.length,
-    stages,
-    sum,
-    whole: med('whole'),
-    bareParse: med('bare'),
-    wholeOverParse: med('ratio', 2),
-    redactPct: Math.round((stages.redact / sum) * 1000) / 10,
+    stages: c.stages,
+    sum: c.sum,
+    whole: c.whole,
+    bareParse: c.bare,
+    wholeOverParse: Math.round(c.ratio * 100) / 100,
+    redactPct: Math.round((c.stages.redact / c.sum) * 1000) / 10,
     rounds,
   };
 }

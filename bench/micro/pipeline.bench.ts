@@ -23,7 +23,7 @@ import { compileRedaction } from '../../src/domain/redaction/index.js';
 import type { BatchFrame } from '../../src/domain/wire/schemas.js';
 import type { MicroResult } from './ring.bench.js';
 import { sessionId, type WsItem } from '../../src/domain/ingest/item.js';
-import { cpuRound, medianOf } from './cpu-round.js';
+import { stagedRounds } from './cpu-round.js';
 import { inProcessRunner } from './task-rig.js';
 
 export interface RedactionCost {
@@ -173,34 +173,8 @@ export function stageCosts(frames: readonly Uint8Array[], rounds = 16, msPerRoun
     for (const v of Object.values(m)) if (Array.isArray(v)) n += v.length;
     return n;
   };
-  for (let i = 0; i < 300; i++) (timed(), whole(), bare()); // every path warm
-  const per: Record<string, number[]> = Object.fromEntries([...STAGES, 'sum', 'whole', 'bare', 'ratio'].map((k) => [k, []]));
-  for (let r = 0; r < rounds; r++) {
-    for (const st of STAGES) acc[st] = 0;
-    // the stages split a round's CPU time in the proportions of their wall times
-    const a = cpuRound(timed, msPerRound);
-    let wall = 0;
-    for (const st of STAGES) wall += acc[st];
-    let sum = 0;
-    for (const st of STAGES) {
-      const us = (((acc[st] / wall) * a.cpuMs) * 1000) / a.records;
-      per[st]!.push(us);
-      sum += us;
-    }
-    per.sum!.push(sum);
-    const w = cpuRound(whole, msPerRound);
-    per.whole!.push((w.cpuMs * 1000) / w.records);
-    const b = cpuRound(bare, msPerRound);
-    per.bare!.push((b.cpuMs * 1000) / b.records);
-    // the ratio per round, then its median: neighbours that slow one round slow both sides of it
-    per.ratio!.push(per.whole!.at(-1)! / per.bare!.at(-1)!);
-  }
-  const med = (k: string): number => medianOf(per[k]!);
-  const out = { name: 'worker path, µs per record by stage', rounds } as StageCost;
-  for (const k of [...STAGES, 'sum', 'whole'] as const) out[k] = med(k);
-  out.redactPct = Math.round((out.redact / out.sum) * 1000) / 10;
-  out.bareDecode = med('bare');
-  out.wholeOverDecode = Math.round(med('ratio') * 100) / 100;
+  const c = stagedRounds(STAGES, acc, { timed, whole, bare }, rounds, msPerRound);
+  const out: StageCost = { name: 'worker path, µs per record by stage', ...c.stages, sum: c.sum, whole: c.whole, redactPct: Math.round((c.stages.redact / c.sum) * 1000) / 10, bareDecode: c.bare, wholeOverDecode: Math.round(c.ratio * 100) / 100, rounds };
   return out;
 }
 
