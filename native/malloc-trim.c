@@ -7,7 +7,7 @@
  * Node reaches malloc_trim. This is the whole addon: one N-API function, no state, no threads.
  *
  * Built by scripts/build-native.mjs (the committed binary is checked against this source by
- * test/unit/pool/malloc-trim.test.ts where the same compiler is present).
+ * test/unit/pool/native-addons.test.ts where the same compiler is present).
  */
 #include <malloc.h>
 #include <node_api.h>

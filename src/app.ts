@@ -5,6 +5,7 @@
  * directly: it gets the narrow port (`app.mcp`, src/mcp/port.ts), one per app, shared by every
  * client session whatever its transport.
  */
+import { idleHelperThreads, type HelperThreads } from './pool/helper-threads.js';
 import type { Config } from './config.js';
 import { join } from 'node:path';
 import { ClientRegistry } from './clients/registry.js';
@@ -58,6 +59,11 @@ export interface AppOptions {
   mcpHttpLimits?: Partial<McpHttpLimits>;
   /** testing: fewer PBKDF2 rounds for the pairing code (the real count costs ~50 ms per attempt) */
   pairingKdfIterations?: number;
+  /**
+   * the process's threads when bin/gasoline began (src/pool/thread-ids.ts): with pool.helper_threads
+   * `idle` they are put at SCHED_IDLE before any worker starts; absent (tests, embedders), nothing is
+   */
+  threadsAtStart?: readonly number[];
   /** testing: a shorter life for panel tokens (15 min) */
   panelTokenTtlMs?: number;
 }
@@ -103,6 +109,9 @@ export async function startApp(o: AppOptions): Promise<App> {
   const startedAt = Date.now();
   await assertPortFree(config.port);
   const faultInjection = o.faultInjection ?? false;
+  // before the first worker: threads started from here on keep the normal policy
+  const helperThreads: HelperThreads = config.pool.helper_threads === 'idle' ? idleHelperThreads(o.threadsAtStart) : { policy: 'normal', reason: 'pool.helper_threads is normal' };
+  if (helperThreads.policy === 'normal' && o.threadsAtStart && config.pool.helper_threads === 'idle') log.debug('helper threads keep the normal policy', { reason: helperThreads.reason });
   const store = allocateStore(KINDS.map((k) => config.rings[k]));
   const reader = new StoreReader(store);
   // the daemon idles far more than it ingests: its worker's thread starts on the first batch
@@ -198,7 +207,7 @@ export async function startApp(o: AppOptions): Promise<App> {
   });
   const router = new CommandRouter({ route: () => edge.ws.commandRoute(), send: (id, f) => edge.ws.sendTo(id, f) }, { maxPending: config.commands.max_pending, maxKeptPerClient: config.sessions.results_per_client });
   const detect = new DetectState(pool.detectBuffers);
-  const health = createHealth({ config, startedAt, reader, pool, scans, edge, commands: router, ci, alerts, clients, detect });
+  const health = createHealth({ config, startedAt, reader, pool, scans, edge, commands: router, ci, alerts, clients, detect, helperThreads });
   const metrics: Metrics = new Metrics({ reader, pool, scans, stats: edge.stats, alerts, producerSessions: () => edge.ws.sessions.size });
   metrics.gauge('gasoline_clients_connected', 'MCP clients with a session open', () => clients.list().filter((c) => c.sessions > 0).length);
   const trails = new TrailBook(join(config.state_dir, 'clients'));

@@ -124,8 +124,12 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
   return { help: values.help === true, version: values.version === true, replace: values.replace === true, daemonArgs, config };
 }
 
-/** `early`: a standalone's stdin read and first initialize answered before this module loaded (src/mcp/early-stdio.ts) */
-export async function main(argv = process.argv.slice(2), early: EarlyStdio | null = null): Promise<void> {
+/**
+ * `early`: a standalone's stdin read and first initialize answered before this module loaded
+ * (src/mcp/early-stdio.ts). `threadsAtStart`: the process's threads when bin/gasoline began
+ * (src/pool/thread-ids.ts), for pool.helper_threads.
+ */
+export async function main(argv = process.argv.slice(2), early: EarlyStdio | null = null, threadsAtStart?: readonly number[]): Promise<void> {
   const sub = subcommandOf(argv);
   if (sub === 'install') {
     const { runInstall } = await import('./install/index.js');
@@ -164,7 +168,7 @@ export async function main(argv = process.argv.slice(2), early: EarlyStdio | nul
   }
   setLogLevel(parsed.config.log_level);
   try {
-    await dispatch(parsed, early);
+    await dispatch(parsed, early, threadsAtStart);
   } catch (e) {
     if (e instanceof StateDirError) {
       process.stderr.write(`gasoline: ${e.message}\n`);
@@ -180,7 +184,7 @@ export async function main(argv = process.argv.slice(2), early: EarlyStdio | nul
  * native uWS binary, a worker or the app (an agent waits on the bridge's start), and --help,
  * --version and a bad config load nothing at all.
  */
-async function dispatch(p: ParsedCli, early: EarlyStdio | null): Promise<void> {
+async function dispatch(p: ParsedCli, early: EarlyStdio | null, threadsAtStart?: readonly number[]): Promise<void> {
   const { mode } = p.config;
   if (mode === 'bridge' || mode === 'connect') {
     // bin/gasoline runs a bridge without this module (src/bridge/options.ts); one arrives here
@@ -195,5 +199,5 @@ async function dispatch(p: ParsedCli, early: EarlyStdio | null): Promise<void> {
     process.exit(await runControl(p.config, mode));
   }
   const { run } = await import('./main.js');
-  await run(p.config, p.config.mode === 'standalone' ? early : null);
+  await run(p.config, p.config.mode === 'standalone' ? early : null, threadsAtStart);
 }

@@ -135,6 +135,13 @@ export const PoolSchema = z
      * tail at half the maximum on the machine of 2026-11-25 (PERFORMANCE.md "Fifth pass"; "The machine of 2026-12-01").
      */
     worker_nice: z.number().int().min(0).max(19).default(0),
+    /**
+     * Node's and V8's own helper threads (TurboFan's compiles, the collector's helpers) at start:
+     * `idle` puts them at SCHED_IDLE (Linux; no privilege needed), so main and the workers never
+     * wait behind them for a core; `normal` leaves them as they start. They still run whenever a
+     * core has nothing else to do (src/pool/helper-threads.ts; PERFORMANCE.md "Eighteenth pass").
+     */
+    helper_threads: z.enum(['idle', 'normal']).default('idle'),
   })
   .strict();
 

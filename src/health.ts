@@ -9,6 +9,7 @@ import type { CiResults } from './domain/ci-results.js';
 import type { AlertHub } from './domain/alerts/hub.js';
 import { KINDS } from './domain/kinds.js';
 import { BUILTIN_RULES } from './domain/redaction/rules.js';
+import type { HelperThreads } from './pool/helper-threads.js';
 import type { IngestPool } from './pool/ingest-pool.js';
 import type { ScanWorker } from './pool/scan-worker.js';
 import type { DetectState } from './shm/detect-state.js';
@@ -28,6 +29,8 @@ export interface HealthParts {
   alerts: AlertHub;
   detect: DetectState;
   clients: ClientRegistry;
+  /** pool.helper_threads: what was done to Node's and V8's own threads at start */
+  helperThreads?: HelperThreads;
 }
 
 export function createHealth(p: HealthParts): () => Record<string, unknown> {
@@ -75,6 +78,8 @@ function report(p: HealthParts): Record<string, unknown> {
       worker_crashes: pool.crashes,
       // pool.worker_nice: each worker's thread id and nice (Linux), or why it kept main's
       priority: pool.workerPriority,
+      // pool.helper_threads: V8's and Node's own threads at SCHED_IDLE (how many), or why not
+      helper_threads: p.helperThreads ?? { policy: 'normal', reason: 'not set at start' },
       // quiet producers' frames any worker took between items; taken_early is what it sped up
       ...(pool.express ? { express: { ...pool.express.stats } } : {}),
     },

@@ -19,7 +19,7 @@ import { PortInUseError } from './transport/edge.js';
 import { DIR_MODE, secureStateDir } from './state-dir.js';
 import { VERSION } from './version.js';
 
-export async function run(config: Readonly<Config>, early: EarlyStdio | null = null): Promise<void> {
+export async function run(config: Readonly<Config>, early: EarlyStdio | null = null, threadsAtStart?: readonly number[]): Promise<void> {
   const scrub = compileRedaction(config.redaction);
   setLogScrubber((line) => scrub.redactText(line));
   const lifecycle = createLifecycle({ deadlineMs: config.pool.shutdown_drain_ms + 3000 });
@@ -37,7 +37,7 @@ export async function run(config: Readonly<Config>, early: EarlyStdio | null = n
   let port: McpPort;
   try {
     // a standalone opens /mcp to the side panel only (panel tokens; it has no bridges)
-    app = await startApp({ config, mcpHttp: config.mode === 'server' ? true : 'panel' });
+    app = await startApp({ config, mcpHttp: config.mode === 'server' ? true : 'panel', threadsAtStart });
     port = app.mcp;
     log.info('ingest server listening', { version: VERSION, url: `http://127.0.0.1:${app.port}`, threads: app.pool.threads });
   } catch (e) {

@@ -11,6 +11,7 @@ import { fetchText } from '../bridge/http.js';
 import { tokenPath } from '../daemon/contract.js';
 import { checkBrowserTransport, describeRedaction } from '../bridge/transport-check.js';
 import { compileRedaction } from '../domain/redaction/index.js';
+import { threadPolicySupport } from '../pool/helper-threads.js';
 import { mallocTrimSupport, type MallocTrimSupport } from '../pool/malloc-trim.js';
 import { DIR_MODE } from '../state-dir.js';
 import type { Config } from '../config.js';
@@ -47,6 +48,13 @@ export function checkMallocTrim(support: MallocTrimSupport = mallocTrimSupport()
   const name = 'memory';
   if (support.available) return { name, status: 'ok', detail: "glibc's malloc_trim loads: an idle daemon gives back the C heap a burst's workers freed" };
   return { name, status: 'skip', detail: `${support.reason}: after a burst an idle daemon keeps ~2 MB more for each worker its pool grew to` };
+}
+
+/** Whether the daemon can put Node's and V8's helper threads below its own (pool.helper_threads, src/pool/helper-threads.ts). */
+export function checkThreadPolicy(support: ReturnType<typeof threadPolicySupport> = threadPolicySupport()): Check {
+  const name = 'scheduling';
+  if (support.available) return { name, status: 'ok', detail: "the thread-policy addon loads: V8's compiles and collector helpers run at SCHED_IDLE, below the threads that answer agents" };
+  return { name, status: 'skip', detail: `${support.reason}: V8's helper threads keep the normal policy, and under load an observe call may wait behind them for a core` };
 }
 
 export function checkRedaction(config: Readonly<Config>): Check {

@@ -8,7 +8,7 @@ import { defaultStateDir, numberFlag } from '../cli-options.js';
 import { type Config, ConfigError, loadConfig } from '../config.js';
 import { EXIT } from '../exit-codes.js';
 import { VERSION } from '../version.js';
-import { type Check, checkDaemon, checkExtension, checkMallocTrim, checkNode, checkPairing, checkPolicy, checkPort, checkRedaction, checkStateDir, checkToken, checkTransport, viewPort } from './checks.js';
+import { type Check, checkDaemon, checkExtension, checkMallocTrim, checkNode, checkThreadPolicy, checkPairing, checkPolicy, checkPort, checkRedaction, checkStateDir, checkToken, checkTransport, viewPort } from './checks.js';
 
 export const DOCTOR_HELP = `Usage: gasoline doctor [--port N] [--state-dir DIR] [--config FILE]
 
@@ -32,7 +32,7 @@ export async function doctor(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (problems.length) return { checks: [], usage: problems.join('; ') };
   if (port !== undefined) flags.port = port;
   if (typeof values['state-dir'] === 'string') flags.state_dir = values['state-dir'];
-  const checks: Check[] = [await checkNode(), checkMallocTrim()];
+  const checks: Check[] = [await checkNode(), checkMallocTrim(), checkThreadPolicy()];
   let cfg: Readonly<Config> | undefined;
   try {
     cfg = loadConfig({ flags, env, file: typeof values.config === 'string' ? values.config : undefined });

@@ -11,3 +11,4 @@
  */
 export { bridgeOptions, isStandalone } from '../bridge/options.js';
 export { earlyStdio } from '../mcp/early-stdio.js';
+export { threadIds } from '../pool/thread-ids.js';

@@ -15,9 +15,7 @@
  * undefined and `mallocTrimSupport()` says why. The addon is loaded with RTLD_NOW, so a libc
  * without malloc_trim fails at load, never at a call.
  */
-import { existsSync } from 'node:fs';
-import { constants } from 'node:os';
-import { fileURLToPath } from 'node:url';
+import { loadAddon } from './native-addon.js';
 
 interface TrimAddon {
   trim(): boolean;
@@ -26,35 +24,19 @@ interface TrimAddon {
 /** Whether this process can trim, and if not, why (for /health). */
 export type MallocTrimSupport = { available: true } | { available: false; reason: string };
 
-/** The binary for this platform: under native/ at the package's root, from src/pool or dist/src/pool. */
-function binaryPath(): string | undefined {
-  if (process.platform !== 'linux' || process.arch !== 'x64') return undefined;
-  return ['../../native/linux-x64/malloc-trim.node', '../../../native/linux-x64/malloc-trim.node']
-    .map((p) => fileURLToPath(new URL(p, import.meta.url)))
-    .find((p) => existsSync(p));
-}
-
 let addon: TrimAddon | null | undefined;
 let support: MallocTrimSupport | undefined;
 
 function load(): TrimAddon | null {
   if (addon !== undefined) return addon;
-  const file = binaryPath();
-  if (!file) {
-    support = { available: false, reason: process.platform === 'linux' && process.arch === 'x64' ? 'native/linux-x64/malloc-trim.node is missing' : `no malloc_trim binary for ${process.platform}-${process.arch}` };
-    addon = null;
-    return addon;
-  }
-  try {
-    const mod = { exports: {} as Partial<TrimAddon> };
-    process.dlopen(mod, file, constants.dlopen.RTLD_NOW);
-    if (typeof mod.exports.trim !== 'function') throw new Error('the addon has no trim()');
-    addon = mod.exports as TrimAddon;
+  const r = loadAddon<TrimAddon>('malloc-trim', ['trim']);
+  if ('addon' in r) {
+    addon = r.addon;
     support = { available: true };
-  } catch (e) {
-    // musl and other libcs: no malloc_trim to bind
-    support = { available: false, reason: `malloc_trim addon did not load: ${e instanceof Error ? e.message : String(e)}` };
+  } else {
     addon = null;
+    // musl and other libcs: no malloc_trim to bind
+    support = { available: false, reason: r.missing ? r.reason : `malloc_trim addon did not load: ${r.reason}` };
   }
   return addon;
 }

@@ -35,6 +35,7 @@ describe('gasoline doctor', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(line(r.stderr, 'node')).toMatch(/^ {2}ok .*native uWebSockets\.js binary loads/);
     expect(line(r.stderr, 'memory')).toMatch(process.platform === 'linux' && process.arch === 'x64' ? /^ {2}ok .*malloc_trim loads/ : /^ {2}- /);
+    expect(line(r.stderr, 'scheduling')).toMatch(process.platform === 'linux' && process.arch === 'x64' ? /^ {2}ok .*thread-policy addon loads/ : /^ {2}- /);
     expect(line(r.stderr, 'redaction')).toMatch(/^ {2}ok /);
     expect(line(r.stderr, `port ${sb.port}`)).toMatch(/^ {2}ok .*free/);
     expect(line(r.stderr, 'daemon')).toMatch(/^ {2}- .*none runs/);

@@ -63,7 +63,7 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 describe('the npm package, installed from its tarball', () => {
   it('holds the compiled server, the recorded answers, the built extension and its zip; no sources or tests', () => {
     const list = run('tar', ['-tzf', tgz]).out.split('\n');
-    for (const f of ['package/bin/gasoline', 'package/bin/package.json', 'package/dist/src/entry/early.cjs', 'package/dist/src/cli.js', 'package/dist/workers/ingest.js', 'package/dist/workers/scan.js', 'package/dist/bridge-answers.json', 'package/dist/gasoline-extension.zip', 'package/extension/dist/manifest.json', 'package/extension/dist/sw.js', 'package/native/linux-x64/malloc-trim.node', 'package/README.md']) {
+    for (const f of ['package/bin/gasoline', 'package/bin/package.json', 'package/dist/src/entry/early.cjs', 'package/dist/src/cli.js', 'package/dist/workers/ingest.js', 'package/dist/workers/scan.js', 'package/dist/bridge-answers.json', 'package/dist/gasoline-extension.zip', 'package/extension/dist/manifest.json', 'package/extension/dist/sw.js', 'package/native/linux-x64/malloc-trim.node', 'package/native/linux-x64/thread-policy.node', 'package/README.md']) {
       expect(list, f).toContain(f);
     }
     expect(list.filter((f) => /\.ts$|^package\/(test|bench|src|workers)\/|^package\/dist\/(test|bench)\//.test(f))).toEqual([]);
@@ -111,8 +111,9 @@ describe('the npm package, installed from its tarball', () => {
   it('gasoline doctor: the installed native binaries load', () => {
     const r = run(bin, ['doctor', '--port', '1'], { env: userEnv() });
     expect(r.err).toMatch(/ok {4}node .*native uWebSockets\.js binary loads/);
-    // and the malloc_trim addon, from the package's native/ (no build step on install)
+    // and the malloc_trim and thread-policy addons, from the package's native/ (no build step on install)
     if (process.platform === 'linux' && process.arch === 'x64') expect(r.err).toMatch(/ok {4}memory .*malloc_trim loads/);
+    if (process.platform === 'linux' && process.arch === 'x64') expect(r.err).toMatch(/ok +scheduling .*thread-policy addon loads/);
   });
 
   it('gasoline install cursor --dry-run: the change names the installed bin by its absolute path, and nothing is written', () => {
