@@ -5,7 +5,6 @@
  * directly: it gets the narrow port (`app.mcp`, src/mcp/port.ts), one per app, shared by every
  * client session whatever its transport.
  */
-import { idleHelperThreads, type HelperThreads } from './pool/helper-threads.js';
 import type { Config } from './config.js';
 import { join } from 'node:path';
 import { ClientRegistry } from './clients/registry.js';
@@ -27,6 +26,7 @@ import { log } from './log.js';
 import type { McpObserver, McpPort } from './mcp/port.js';
 import { Metrics } from './metrics.js';
 import type { McpHttpDoor, McpHttpLimits } from './mcp/http/index.js';
+import { idleHelperThreads, type HelperThreads } from './pool/helper-threads.js';
 import { IngestPool } from './pool/ingest-pool.js';
 import { ScanWorker } from './pool/scan-worker.js';
 import { bindReadRules } from './query/index.js';

@@ -3,14 +3,15 @@
  * never wait behind them for a core.
  *
  * What they are: every thread of the process but main when bin/gasoline starts, before any worker
- * or libuv's pool exists (thread-ids.ts). That is V8's platform workers (TurboFan's compiles, the collector's
- * parallel and concurrent helpers, for main and every worker alike) and Node's delayed-task
- * scheduler (and the thread that waits for SIGUSR1). Threads started later (the ingest and scan
- * workers, libuv's pool) are created by threads that keep the normal policy, and inherit it.
+ * or libuv's pool exists (thread-ids.ts). That is V8's platform workers (TurboFan's compiles, the
+ * collector's parallel and concurrent helpers, for main and every worker alike), Node's
+ * delayed-task scheduler and the thread that waits for SIGUSR1. Threads started later (the ingest
+ * and scan workers, libuv's pool) are created by threads that keep the normal policy, and inherit it.
  *
  * Why: on a machine with two cores, the tail of an observe call under load was threads on its way
  * (main, the scan worker) runnable but waiting while a compile or a collector helper held a core
- * (PERFORMANCE.md, "Twelfth pass" and "Seventeenth pass"). A thread at SCHED_IDLE is preempted at
+ * (PERFORMANCE.md, "Twelfth pass" and "Seventeenth pass"; what it gained and cost: "Eighteenth
+ * pass"). A thread at SCHED_IDLE is preempted at
  * once by any normal thread that wakes, and a core running only such threads counts as idle when
  * the kernel places a waking thread. It still runs whenever a core has nothing else to do, so on a
  * machine with room nothing changes; under load the helpers' work waits (or is done by the thread
