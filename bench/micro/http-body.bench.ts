@@ -11,17 +11,11 @@
  */
 import { pathToFileURL } from 'node:url';
 import { logsBody } from '../load/http-load.js';
-import { emptyOutput, encodeRecords, notVerbatim, redactRecords, resetStaging, validateRecords, type IngestContext } from '../../src/domain/ingest/process.js';
 import { noteJsonBody } from '../../src/domain/wire/json-spans.js';
-import { RecordSpans } from '../../src/domain/wire/record-spans.js';
-import { normalizeRecord } from '../../src/domain/wire/normalize.js';
-import { Detector } from '../../src/domain/alerts/detect.js';
-import { HTTP_BODY, KINDS, kindId } from '../../src/domain/kinds.js';
-import { allocateDetectState, allocateStore, DetectState, StoreWriter } from '../../src/shm/index.js';
-import { compileRedaction } from '../../src/domain/redaction/index.js';
-import type { IngestedRecord } from '../../src/domain/wire/schemas.js';
+import { HTTP_BODY, kindId } from '../../src/domain/kinds.js';
 import type { HttpItem } from '../../src/pool/messages.js';
 import { stagedRounds } from './cpu-round.js';
+import { stageRig } from './stage-rig.js';
 import { copyToArena, inProcessRunner } from './task-rig.js';
 
 const ROUTE = '/logs';
@@ -75,10 +69,8 @@ export function httpTaskRig(bodies: readonly Uint8Array[]): { runNext(): number 
  */
 export function httpBodyCosts(bodies: readonly Uint8Array[], rounds = 16, msPerRound = 120): HttpBodyCost {
   const { views } = copyToArena(bodies);
-  const writer = new StoreWriter(allocateStore(KINDS.map(() => 8 << 20)), 1);
-  const detector = new Detector(new DetectState(allocateDetectState()));
-  const ctx: IngestContext = { recvTime: Date.now(), redactor: compileRedaction(), limits: { max_events_per_batch: 1000, max_errors_per_ack: 20 } };
-  const spans = new RecordSpans();
+  const rig = stageRig();
+  const { spans } = rig;
   const id = kindId(kind);
   const acc = Object.fromEntries(STAGES.map((s) => [s, 0])) as Record<Stage, number>;
   let b = 0;
@@ -94,24 +86,11 @@ export function httpBodyCosts(bodies: readonly Uint8Array[], rounds = 16, msPerR
     const json = text(body);
     const arr = (JSON.parse(json) as Record<string, unknown[]>)[bodyKey]!;
     lap('parse');
-    resetStaging();
-    const out = emptyOutput();
+    const out = rig.begin();
     noteJsonBody(json, body, bodyKey, id, spans);
     lap('spans');
-    const recs = validateRecords(kind, arr, undefined, ctx, out, spans);
-    lap('validate');
-    redactRecords(kind, recs, ctx, out);
-    lap('redact');
-    for (let j = 0; j < recs.length; j++) if (normalizeRecord(kind, recs[j]!)) notVerbatim(j);
-    lap('normalize');
-    for (const r of recs) detector.see({ kind, rec: r } as IngestedRecord, 0, undefined);
-    lap('detect');
-    encodeRecords(id, recs, -1, out.records, spans);
-    lap('encode');
-    writer.commit({ recvTime: ctx.recvTime, records: out.records, received: out.received, rejected: out.rejected });
-    detector.take();
-    lap('commit');
-    return out.records.length;
+    rig.kind(kind, arr, undefined, -1, out, lap);
+    return rig.commit(out, lap);
   };
   const task = httpTaskRig(bodies);
   const whole = (): number => task.runNext();

@@ -11,19 +11,16 @@ import { Bench } from 'tinybench';
 import { buildFramePool } from '../load/frames.js';
 import { prescanMsgpack } from '../../src/domain/wire/prescan.js';
 import { decodeFrame } from '../../src/domain/wire/decode.js';
-import { emptyOutput, encodeRecords, notVerbatim, processBatchFrame, redactRecords, resetStaging, validateRecords, type IngestContext } from '../../src/domain/ingest/process.js';
+import { processBatchFrame } from '../../src/domain/ingest/process.js';
 import { RecordSpans } from '../../src/domain/wire/record-spans.js';
-import { normalizeRecord } from '../../src/domain/wire/normalize.js';
-import { Detector } from '../../src/domain/alerts/detect.js';
-import { KINDS, kindId } from '../../src/domain/kinds.js';
-import { allocateDetectState, allocateStore, DetectState, StoreWriter } from '../../src/shm/index.js';
-import type { IngestedRecord } from '../../src/domain/wire/schemas.js';
+import { KINDS } from '../../src/domain/kinds.js';
 import { headerStripRedactor } from '../../src/domain/ingest/redactor.js';
 import { compileRedaction } from '../../src/domain/redaction/index.js';
 import type { BatchFrame } from '../../src/domain/wire/schemas.js';
 import type { MicroResult } from './ring.bench.js';
 import { sessionId, type WsItem } from '../../src/domain/ingest/item.js';
 import { stagedRounds } from './cpu-round.js';
+import { stageRig } from './stage-rig.js';
 import { inProcessRunner } from './task-rig.js';
 
 export interface RedactionCost {
@@ -122,11 +119,8 @@ const STAGES = ['decode', 'validate', 'redact', 'normalize', 'detect', 'encode',
  */
 export function stageCosts(frames: readonly Uint8Array[], rounds = 16, msPerRound = 120): StageCost {
   const limits = { maxDepth: 32, maxElements: 500_000 };
-  const writer = new StoreWriter(allocateStore(KINDS.map(() => 8 << 20)), 1);
-  const detector = new Detector(new DetectState(allocateDetectState()));
-  const redactor = compileRedaction();
-  const ctx: IngestContext = { recvTime: Date.now(), redactor, limits: { max_events_per_batch: 1000, max_errors_per_ack: 20 }, detect: (r, u) => detector.see(r, 0, u) };
-  const spans = new RecordSpans();
+  const rig = stageRig();
+  const { spans } = rig;
   let f = 0;
   const acc = Object.fromEntries(STAGES.map((st) => [st, 0])) as Record<(typeof STAGES)[number], number>;
   const timed = (): number => {
@@ -140,27 +134,13 @@ export function stageCosts(frames: readonly Uint8Array[], rounds = 16, msPerRoun
     if (!d.ok || d.frame.t !== 'batch') throw new Error('bench frame did not decode');
     const frame = d.frame;
     lap('decode');
-    resetStaging();
-    const out = emptyOutput();
+    const out = rig.begin();
     const tab = frame.tab_id ?? -1;
     for (const k of KINDS) {
       const arr = frame[k];
-      if (!arr || arr.length === 0) continue;
-      const recs = validateRecords(k, arr, frame.page_url, ctx, out, spans);
-      lap('validate');
-      redactRecords(k, recs, ctx, out);
-      lap('redact');
-      for (let j = 0; j < recs.length; j++) if (normalizeRecord(k, recs[j]!)) notVerbatim(j);
-      lap('normalize');
-      for (const r of recs) detector.see({ kind: k, rec: r } as IngestedRecord, 0, frame.page_url);
-      lap('detect');
-      encodeRecords(kindId(k), recs, tab, out.records, spans);
-      lap('encode');
+      if (arr && arr.length > 0) rig.kind(k, arr, frame.page_url, tab, out, lap);
     }
-    writer.commit({ recvTime: ctx.recvTime, records: out.records, received: out.received, rejected: out.rejected });
-    detector.take();
-    lap('commit');
-    return out.records.length;
+    return rig.commit(out, lap);
   };
   // the whole path is the worker's own task function (workers/ingest-runner.ts), one frame per
   // task, over real shared buffers: whatever a build adds to a task shows here, not only the stages
