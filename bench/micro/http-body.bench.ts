@@ -16,7 +16,7 @@ import { HTTP_BODY, kindId } from '../../src/domain/kinds.js';
 import type { HttpItem } from '../../src/pool/messages.js';
 import { stagedRounds } from './cpu-round.js';
 import { stageRig } from './stage-rig.js';
-import { copyToArena, inProcessRunner } from './task-rig.js';
+import { copyToArena, taskCycle } from './task-rig.js';
 
 const ROUTE = '/logs';
 const { bodyKey, kind } = HTTP_BODY[ROUTE];
@@ -47,19 +47,14 @@ export interface HttpBodyCost {
  * run resets the body's item slot, so every run stores the body again.
  */
 export function httpTaskRig(bodies: readonly Uint8Array[]): { runNext(): number } {
-  const { run, slots, offs } = inProcessRunner(bodies);
-  const items: HttpItem[] = bodies.map((b, slot) => ({ src: 'http', route: ROUTE, off: offs[slot]!, len: b.length, slot, shed: false }));
-  let i = 0;
-  return {
-    runNext(): number {
-      const item = items[i++ % items.length]!;
-      slots.reset(item.slot);
-      const r = run({ kind: 'ingest', items: [item], recvTime: Date.now() });
-      const o = r.kind === 'ingest' ? r.results[0] : undefined;
+  return taskCycle(
+    bodies,
+    (off, slot, b): HttpItem => ({ src: 'http', route: ROUTE, off, len: b.length, slot, shed: false }),
+    (o) => {
       if (o?.kind !== 'stored' || o.rejected !== 0) throw new Error(`bench body was not stored whole: ${JSON.stringify(o)}`);
       return o.accepted;
     },
-  };
+  );
 }
 
 /**

@@ -21,7 +21,7 @@ import type { MicroResult } from './ring.bench.js';
 import { sessionId, type WsItem } from '../../src/domain/ingest/item.js';
 import { stagedRounds } from './cpu-round.js';
 import { stageRig } from './stage-rig.js';
-import { inProcessRunner } from './task-rig.js';
+import { taskCycle } from './task-rig.js';
 
 export interface RedactionCost {
   name: string;
@@ -90,23 +90,15 @@ export interface StageCost {
  * its session's applied seq set just below the frame's, so every run stores the frame again.
  */
 export function workerTaskRig(frames: readonly Uint8Array[]): { runNext(): number } {
-  const { run, slots, offs } = inProcessRunner(frames);
   const session = sessionId('bench-micro');
-  const items = frames.map((f, slot): WsItem => {
-    const seq = (unpack(f) as { seq: number }).seq;
-    return { src: 'ws', off: offs[slot]!, len: f.length, slot, shed: false, session, applied: seq - 1 };
-  });
-  let i = 0;
-  return {
-    runNext(): number {
-      const item = items[i++ % items.length]!;
-      slots.reset(item.slot);
-      const r = run({ kind: 'ingest', items: [item], recvTime: Date.now() });
-      const o = r.kind === 'ingest' ? r.results[0] : undefined;
+  return taskCycle(
+    frames,
+    (off, slot, f): WsItem => ({ src: 'ws', off, len: f.length, slot, shed: false, session, applied: (unpack(f) as { seq: number }).seq - 1 }),
+    (o) => {
       if (o?.kind !== 'applied') throw new Error(`bench frame was not applied: ${JSON.stringify(o)}`);
       return o.accepted;
     },
-  };
+  );
 }
 
 const STAGES = ['decode', 'validate', 'redact', 'normalize', 'detect', 'encode', 'commit'] as const;

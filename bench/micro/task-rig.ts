@@ -7,7 +7,7 @@ import { KINDS } from '../../src/domain/kinds.js';
 import { allocateDetectState, allocateStore } from '../../src/shm/index.js';
 import { allocateAlertRing } from '../../src/shm/alert-ring.js';
 import { allocateSlots, SlotView } from '../../src/pool/item-slots.js';
-import type { WorkerInit, WorkerResult, WorkerTask } from '../../src/pool/messages.js';
+import type { ItemOutcome, TaskItem, WorkerInit, WorkerResult, WorkerTask } from '../../src/pool/messages.js';
 import { createIngestRunner } from '../../workers/ingest-runner.js';
 
 /** The inputs copied back to back into one shared input arena, as the edge leaves them for the workers. */
@@ -27,7 +27,7 @@ export function copyToArena(inputs: readonly Uint8Array[]): { arena: SharedArray
 }
 
 /** A task function over fresh shared buffers with `inputs` in its arena (at `offs`), and an item slot per input. */
-export function inProcessRunner(inputs: readonly Uint8Array[]): { run: (task: WorkerTask) => WorkerResult; slots: SlotView; offs: number[] } {
+function inProcessRunner(inputs: readonly Uint8Array[]): { run: (task: WorkerTask) => WorkerResult; slots: SlotView; offs: number[] } {
   const { arena, offs } = copyToArena(inputs);
   const slotsBuf = allocateSlots(inputs.length);
   const init: WorkerInit = {
@@ -42,4 +42,24 @@ export function inProcessRunner(inputs: readonly Uint8Array[]): { run: (task: Wo
     detect: allocateDetectState(),
   };
   return { run: createIngestRunner(init, 1), slots: new SlotView(slotsBuf), offs };
+}
+
+/**
+ * The task function run on `inputs` in turn, one input a task; each run resets the input's item
+ * slot, so every run processes it again. `item` makes each input's task item (its arena offset and
+ * slot given), `accepted` checks the outcome (throwing when the input was not taken whole) and says
+ * how many records it stored.
+ */
+export function taskCycle(inputs: readonly Uint8Array[], item: (off: number, slot: number, input: Uint8Array) => TaskItem, accepted: (o: ItemOutcome | undefined) => number): { runNext(): number } {
+  const { run, slots, offs } = inProcessRunner(inputs);
+  const items = inputs.map((b, slot) => item(offs[slot]!, slot, b));
+  let i = 0;
+  return {
+    runNext(): number {
+      const it = items[i++ % items.length]!;
+      slots.reset(it.slot);
+      const r = run({ kind: 'ingest', items: [it], recvTime: Date.now() });
+      return accepted(r.kind === 'ingest' ? r.results[0] : undefined);
+    },
+  };
 }
