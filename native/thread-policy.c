@@ -1,7 +1,8 @@
 /*
  * sched_setscheduler(tid, SCHED_IDLE), for the daemon's main thread to put Node's and V8's own
  * helper threads below every other thread on the machine (src/pool/helper-threads.ts says which
- * threads and why). Lowering a thread's policy needs no privilege; Node has no call for it.
+ * threads and why), and, with pool.worker_policy idle, the ingest workers kept when quiet
+ * (src/pool/ingest-pool.ts). Lowering a thread's policy needs no privilege; Node has no call for it.
  *
  * Built by scripts/build-native.mjs (the committed binary is checked against this source by
  * test/unit/pool/native-addons.test.ts where the same compiler is present).

@@ -142,6 +142,19 @@ export const PoolSchema = z
      * core has nothing else to do (src/pool/helper-threads.ts; PERFORMANCE.md "Eighteenth pass").
      */
     helper_threads: z.enum(['idle', 'normal']).default('idle'),
+    /**
+     * `idle`: the workers kept when quiet (min_threads, at start and after each recycle) run at
+     * SCHED_IDLE once warm (Linux; no privilege needed), so an agent's read never waits behind a
+     * batch for a core — while they keep up. One whose thread is starved of a core (it held work
+     * for grow_after_ms and ran for under a tenth of it: beside CPU hogs of its own session, or of
+     * the machine where the kernel does not group by session) is replaced at once by a worker at
+     * the normal policy, kept until the next recycle; workers added under load are normal.
+     * Default `normal`: at 20 000 events/s on two cores `idle` took observe's p95 from 8.0 to
+     * 6.9 ms, but put ~1 ms on every push's p99 (8 pairs of 8; 4.3 → 5.4 ms median): alerts are
+     * raised in the worker, and a SCHED_IDLE thread that wakes waits for the core's normal thread
+     * to yield (ingest-pool.ts; PERFORMANCE.md "Nineteenth pass").
+     */
+    worker_policy: z.enum(['idle', 'normal']).default('normal'),
   })
   .strict();
 

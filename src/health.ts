@@ -80,6 +80,8 @@ function report(p: HealthParts): Record<string, unknown> {
       priority: pool.workerPriority,
       // pool.helper_threads: V8's and Node's own threads at SCHED_IDLE (how many), or why not
       helper_threads: p.helperThreads ?? { policy: 'normal', reason: 'not set at start' },
+      // pool.worker_policy: the workers kept when quiet at SCHED_IDLE while they keep up; those replaced because they did not
+      worker_policy: { policy: p.config.pool.worker_policy, idle_now: pool.workerStats().filter((w) => w.policy === 'idle').length, promotions: pool.promotions, draining: pool.drainingThreads, ...(pool.idleRefused ? { refused: pool.idleRefused } : {}) },
       // quiet producers' frames any worker took between items; taken_early is what it sped up
       ...(pool.express ? { express: { ...pool.express.stats } } : {}),
     },

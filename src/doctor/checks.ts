@@ -11,7 +11,7 @@ import { fetchText } from '../bridge/http.js';
 import { tokenPath } from '../daemon/contract.js';
 import { checkBrowserTransport, describeRedaction } from '../bridge/transport-check.js';
 import { compileRedaction } from '../domain/redaction/index.js';
-import { threadPolicySupport } from '../pool/helper-threads.js';
+import { threadPolicySupport } from '../pool/thread-policy.js';
 import { mallocTrimSupport, type MallocTrimSupport } from '../pool/malloc-trim.js';
 import { DIR_MODE } from '../state-dir.js';
 import type { Config } from '../config.js';
@@ -50,11 +50,11 @@ export function checkMallocTrim(support: MallocTrimSupport = mallocTrimSupport()
   return { name, status: 'skip', detail: `${support.reason}: after a burst an idle daemon keeps ~2 MB more for each worker its pool grew to` };
 }
 
-/** Whether the daemon can put Node's and V8's helper threads below its own (pool.helper_threads, src/pool/helper-threads.ts). */
+/** Whether the daemon can put threads at SCHED_IDLE: V8's helpers (pool.helper_threads) and its quiet ingest worker (pool.worker_policy); src/pool/thread-policy.ts. */
 export function checkThreadPolicy(support: ReturnType<typeof threadPolicySupport> = threadPolicySupport()): Check {
   const name = 'scheduling';
-  if (support.available) return { name, status: 'ok', detail: "the thread-policy addon loads: V8's compiles and collector helpers run at SCHED_IDLE, below the threads that answer agents" };
-  return { name, status: 'skip', detail: `${support.reason}: V8's helper threads keep the normal policy, and under load an observe call may wait behind them for a core` };
+  if (support.available) return { name, status: 'ok', detail: "the thread-policy addon loads: V8's compiles and collector helpers (and, with pool.worker_policy idle, the ingest worker while it keeps up) run at SCHED_IDLE, below the threads that answer agents" };
+  return { name, status: 'skip', detail: `${support.reason}: V8's helper threads (and the ingest worker) keep the normal policy, and under load an observe call may wait behind them for a core` };
 }
 
 export function checkRedaction(config: Readonly<Config>): Check {

@@ -20,6 +20,18 @@
  * check, no task is in flight, so nothing is lost or run twice. A fresh worker is routable at
  * once (piscina holds a task until its thread has loaded), and a pool that ran nothing since its
  * workers started is left alone.
+ *
+ * Policy (pool.worker_policy `idle`, opt-in): the workers kept when quiet run SCHED_IDLE once
+ * they are warm (thread-policy.ts), so on a machine with few cores main and the scan worker,
+ * answering an agent, never wait behind a batch for a core (pushes pay for it: alerts are raised
+ * here, and a SCHED_IDLE thread that wakes waits for the core's normal thread to yield). Such a
+ * worker gets almost nothing while normal threads of its scheduling group keep every core busy
+ * (0.3 % of a core: its session's, under autogroup, or the whole machine's without it), so it is
+ * lowered only while it keeps up: each scale check compares its thread's time on a core
+ * (schedstat) with the time it held work, and a worker starved over grow_after_ms is replaced by
+ * one at the normal policy (ScalePolicy's `promote`). The replaced one takes no more work and ends
+ * when it has finished what it holds. A lowered thread cannot be raised again without privilege;
+ * the next recycle's fresh workers are lowered again.
  */
 import { allocateAlertRing } from '../shm/alert-ring.js';
 import { allocateDetectState } from '../shm/detect-state.js';
@@ -40,6 +52,7 @@ import { collectGarbage, youngGenerationBytes } from './collect-garbage.js';
 import { mallocTrim, mallocTrimSupport, type MallocTrimSupport } from './malloc-trim.js';
 import { Cadence } from '../cadence.js';
 import type { ThreadPriority } from './thread-priority.js';
+import { idleThread, threadSchedStat } from './thread-policy.js';
 
 /** collections tried for a replaced arena, the first after this delay, each next after twice the last */
 const ARENA_RELEASE_ATTEMPTS = 5;
@@ -55,6 +68,13 @@ const YOUNG_SETTLE_MS = 6000;
 const YOUNG_SETTLED_BYTES = 2 * 1024 * 1024;
 /** how often a quiet pool with a worker above the minimum looks again (its shrink window is seconds) */
 const QUIET_CHECK_MS = 1000;
+/**
+ * A lowered worker is starved in a scale sample when it held a task for at least this share of
+ * the sample, and its thread ran on a core for at most STARVED_RUN_SHARE of that time: beside CPU
+ * hogs of its group a SCHED_IDLE thread runs ~0.3 % of it (PERFORMANCE.md "Nineteenth pass").
+ */
+const STARVED_HELD_SHARE = 0.5;
+const STARVED_RUN_SHARE = 0.1;
 
 export function workerFile(): string {
   // src/pool/ingest-pool.ts runs as dist/src/pool/ingest-pool.js; the worker is dist/workers/ingest.js
@@ -89,6 +109,8 @@ export class IngestPool implements TaskRunner {
   private lanes: WorkerLane[] = [];
   /** a lane added under load whose thread has not loaded yet (one at a time) */
   private starting: WorkerLane | undefined;
+  /** lanes replaced by a promotion: no new task, ended once they finished what they hold */
+  private draining: WorkerLane[] = [];
   /** lanes removed and not yet terminated; close() waits for them */
   private readonly leaving = new Set<Promise<void>>();
   /** replaced on a recycle: the workers started after it get the fresh arena */
@@ -112,6 +134,10 @@ export class IngestPool implements TaskRunner {
   shrinks = 0;
   /** times the workers and the arena were replaced after idling */
   recycles = 0;
+  /** SCHED_IDLE workers replaced by normal ones because they did not keep up (pool.worker_policy) */
+  promotions = 0;
+  /** why the workers kept when quiet run the normal policy after all (the addon's refusal, once) */
+  idleRefused: string | undefined;
   /** full collections run to give a replaced arena back (one per recycle when the first suffices) */
   arenaReleaseGcs = 0;
   /** collections run after a recycle because main's young generation was still grown (youngSettle) */
@@ -218,7 +244,7 @@ export class IngestPool implements TaskRunner {
 
   /** nothing queued, held by a worker or starting: what a quiet spell looks like from here */
   get quiet(): boolean {
-    return this.dispatcher.idle && !this.starting && !this.warming && this.lanes.every((l) => l.inflight === 0);
+    return this.dispatcher.idle && !this.starting && !this.warming && this.draining.length === 0 && this.lanes.every((l) => l.inflight === 0);
   }
 
   private active(): void {
@@ -236,8 +262,13 @@ export class IngestPool implements TaskRunner {
   }
 
   /** each worker taking tasks, oldest first: tasks handed to it so far, held now, thread being replaced */
-  workerStats(): Array<{ id: number; tasks: number; inflight: number; recovering: boolean }> {
-    return this.lanes.map((l) => ({ id: l.id, tasks: l.tasks, inflight: l.inflight, recovering: l.recovering }));
+  workerStats(): Array<{ id: number; tasks: number; inflight: number; recovering: boolean; policy: 'idle' | 'normal' }> {
+    return this.lanes.map((l) => ({ id: l.id, tasks: l.tasks, inflight: l.inflight, recovering: l.recovering, policy: l.lowered ? 'idle' : 'normal' }));
+  }
+
+  /** replaced workers still finishing what they held */
+  get drainingThreads(): number {
+    return this.draining.length;
   }
 
   /** piscina's utilization, averaged over the workers there are */
@@ -297,11 +328,14 @@ export class IngestPool implements TaskRunner {
     this.lastTaskAt = performance.now();
     this.active();
     let r: Awaited<ReturnType<WorkerLane['run']>>;
+    const lane = this.route();
     try {
-      r = await this.route().run({ kind: 'ingest', items, recvTime, ...(redaction ? { redaction } : {}) });
+      r = await lane.run({ kind: 'ingest', items, recvTime, ...(redaction ? { redaction } : {}) });
     } finally {
       this.lastTaskAt = performance.now();
+      if (this.draining.length) this.endDrained();
     }
+    if (lane.idleCandidate && !lane.lowered && !this.warming) this.lower(lane);
     if (r.kind !== 'ingest') throw new Error(`unexpected worker result kind ${r.kind}`);
     if (r.redacted) for (const [cls, n] of Object.entries(r.redacted)) this.redacted[cls] = (this.redacted[cls] ?? 0) + n;
     if (r.redactionFailed) this.redactionFailed += r.redactionFailed;
@@ -314,7 +348,7 @@ export class IngestPool implements TaskRunner {
     log.warn('ingest worker failed a task; retrying its items one by one', { error: String(err) });
     // A worker that died holding the store's commit lock would stall every other writer.
     const live = new Set<number>();
-    for (const l of this.lanes) for (const id of l.threadIds()) live.add(id);
+    for (const l of [...this.lanes, ...this.draining]) for (const id of l.threadIds()) live.add(id);
     if (this.starting) for (const id of this.starting.threadIds()) live.add(id);
     this.o.reader.releaseLockIfHolderDead(live);
     // and owners waiting for a frame it took from the express board go by the item slot instead
@@ -342,6 +376,57 @@ export class IngestPool implements TaskRunner {
       }
     }
     return best;
+  }
+
+  /**
+   * The lane's thread to SCHED_IDLE, after a real task and outside warm-up (a worker warms up at
+   * the normal policy: 200 batches on a starved thread would hold the port's opening). Refused
+   * once, never tried again: the workers then keep the normal policy and /health says why.
+   */
+  private lower(lane: WorkerLane): void {
+    const tid = lane.tid;
+    if (tid === undefined || this.idleRefused !== undefined || this.closed || !this.lanes.includes(lane)) return;
+    const r = idleThread(tid);
+    if (r === 0) {
+      lane.loweredTid = tid;
+      const sched = threadSchedStat(tid);
+      lane.sched = sched ? { runMs: sched.runMs, busyMs: lane.busyTotalMs(performance.now()) } : undefined;
+      return;
+    }
+    this.idleRefused = typeof r === 'object' ? r.reason : `sched_setscheduler refused (errno ${r})`;
+    log.info('ingest workers keep the normal CPU policy (pool.worker_policy idle not applied)', { reason: this.idleRefused });
+  }
+
+  /**
+   * Whether a lowered worker was starved of a core since the last look: it held work for most of
+   * the sample and its thread ran for a small part of that (STARVED_*). Undefined where the
+   * kernel keeps no record of a thread's time on a core: then work that keeps waiting replaces it.
+   * Its time waiting on a run queue would say it more directly, but the kernel adds that up only
+   * when the thread gets a core: a starved thread shows none for hundreds of ms, then all at once.
+   */
+  private starvedSince(now: number, ms: number): boolean | undefined {
+    let starved: boolean | undefined;
+    for (const l of this.lanes) {
+      if (!l.lowered) continue;
+      const sched = threadSchedStat(l.loweredTid!);
+      const busy = l.busyTotalMs(now);
+      const last = l.sched;
+      l.sched = sched ? { runMs: sched.runMs, busyMs: busy } : undefined;
+      if (!sched || !last) continue;
+      const held = busy - last.busyMs;
+      starved ||= held >= ms * STARVED_HELD_SHARE && sched.runMs - last.runMs <= held * STARVED_RUN_SHARE;
+    }
+    return starved;
+  }
+
+  /** Ends the replaced lanes that finished what they held. */
+  private endDrained(): void {
+    const now = performance.now();
+    this.draining = this.draining.filter((l) => {
+      if (l.inflight > 0) return true;
+      void this.retire(l, now).then(() => setTimeout(() => this.closed || this.trimAllocator(), 0).unref());
+      return false;
+    });
   }
 
   /** Runs synthetic batches through every worker present at start so the JIT is warm before traffic arrives. */
@@ -412,13 +497,17 @@ export class IngestPool implements TaskRunner {
     this.lastSample = cur;
     const ms = now - last.at;
     const { backlogMs, busyMs } = cur;
+    const lowered = this.lanes.some((l) => l.lowered);
     const decision = this.policy.decide(
       { ms, backlogMs: Math.min(ms, Math.max(0, backlogMs - last.backlogMs)), busyMs: Math.max(0, busyMs - last.busyMs), shed: cur.shed - last.shed },
       this.lanes.length,
       this.starting !== undefined,
+      lowered ? { lowered, starved: this.starvedSince(now, ms) } : undefined,
     );
     if (decision === 'grow') this.grow();
     else if (decision === 'shrink') this.shrink();
+    else if (decision === 'promote') this.promote();
+    if (this.draining.length) this.endDrained();
     const still = busyMs === last.busyMs && backlogMs === last.backlogMs && cur.shed === last.shed;
     return still && this.quiet ? this.quietDelay(now) : fast;
   }
@@ -447,7 +536,7 @@ export class IngestPool implements TaskRunner {
   private sampleTotals(now: number): { at: number; backlogMs: number; busyMs: number; shed: number } {
     let backlogMs = this.dispatcher.backlogTotalMs(now) + this.waitOfRemovedMs;
     let busyMs = this.busyOfRemovedMs;
-    for (const l of this.lanes) {
+    for (const l of [...this.lanes, ...this.draining]) {
       busyMs += l.busyTotalMs(now);
       backlogMs += l.waitTotalMs(now);
     }
@@ -472,7 +561,7 @@ export class IngestPool implements TaskRunner {
     if (now - this.lastTaskAt < this.recycleAfterMs) waits.push('recent_task');
     if (!this.dispatcher.idle) waits.push('dispatcher_busy');
     if (!this.arena.empty) waits.push('arena_in_use');
-    if (this.lanes.some((l) => l.inflight > 0)) waits.push('task_in_worker');
+    if (this.lanes.some((l) => l.inflight > 0) || this.draining.length > 0) waits.push('task_in_worker');
     return waits;
   }
 
@@ -555,9 +644,9 @@ export class IngestPool implements TaskRunner {
     return mallocTrimSupport();
   }
 
-  /** The workers kept when idle (at start, after a recycle): lazy ones in the daemon; ready at once. */
+  /** The workers kept when idle (at start, after a recycle): lazy ones in the daemon; ready at once; lowered once warm (pool.worker_policy). */
   private idleLanes(): WorkerLane[] {
-    const options = this.o.lazyWorkers ? { ...this.laneOptions, lazy: true } : this.laneOptions;
+    const options = { ...this.laneOptions, ...(this.o.lazyWorkers ? { lazy: true } : {}), ...(this.o.config.pool.worker_policy === 'idle' ? { idle: true } : {}) };
     return Array.from({ length: this.minThreads }, () => new WorkerLane(this.nextLaneId++, options, true));
   }
 
@@ -573,6 +662,35 @@ export class IngestPool implements TaskRunner {
 
   /** Adds a worker; it takes tasks once its thread answered a no-op (it has loaded). */
   private grow(): void {
+    this.startLane((lane, startMs) => {
+      this.lanes.push(lane);
+      this.grows++;
+      this.resizeDispatcher();
+      log.debug('ingest pool grew', { workers: this.lanes.length, max: this.maxThreads, start_ms: startMs, queued_bytes: this.dispatcher.pendingBytes });
+    });
+  }
+
+  /**
+   * Replaces the oldest lowered worker by one at the normal policy, in its place once that one has
+   * loaded: the lowered one takes no new task and ends when it has finished those it holds.
+   */
+  private promote(): void {
+    const old = this.lanes.find((l) => l.lowered);
+    if (!old) return;
+    this.startLane((lane, startMs) => {
+      const i = this.lanes.indexOf(old);
+      // a recycle or a shrink took it meanwhile: the pool has what it had without it
+      if (i < 0) return void this.retire(lane, performance.now());
+      this.lanes[i] = lane;
+      this.draining.push(old);
+      this.promotions++;
+      this.endDrained();
+      log.info('an ingest worker at SCHED_IDLE did not keep up: replaced by one at the normal policy until the next recycle', { start_ms: startMs, still_held: old.inflight, queued_bytes: this.dispatcher.pendingBytes });
+    });
+  }
+
+  /** Starts a worker under load (one at a time); `ready` gets it once its thread answered a no-op (it has loaded). */
+  private startLane(ready: (lane: WorkerLane, startMs: number) => void): void {
     const lane = new WorkerLane(this.nextLaneId++, this.laneOptions, false);
     this.starting = lane;
     const t0 = performance.now();
@@ -584,10 +702,7 @@ export class IngestPool implements TaskRunner {
           return;
         }
         lane.ready = true;
-        this.lanes.push(lane);
-        this.grows++;
-        this.resizeDispatcher();
-        log.debug('ingest pool grew', { workers: this.lanes.length, max: this.maxThreads, start_ms: Math.round(performance.now() - t0), queued_bytes: this.dispatcher.pendingBytes });
+        ready(lane, Math.round(performance.now() - t0));
       },
       (err: unknown) => {
         // a thread that cannot even load is not retried here: the next sustained backlog tries again
@@ -626,6 +741,8 @@ export class IngestPool implements TaskRunner {
     await Promise.race([this.dispatcher.whenIdle(), new Promise((r) => setTimeout(r, drainMs).unref())]);
     const lanes = this.lanes;
     this.lanes = [];
-    await Promise.all([...lanes.map((l) => l.destroy()), ...(this.starting ? [this.starting.destroy()] : []), ...this.leaving]);
+    const draining = this.draining;
+    this.draining = [];
+    await Promise.all([...lanes.map((l) => l.destroy()), ...draining.map((l) => l.destroy()), ...(this.starting ? [this.starting.destroy()] : []), ...this.leaving]);
   }
 }

@@ -16,6 +16,14 @@
  * the dispatcher spreads a trickle over every worker, so no single one ever idles that long while
  * the pool as a whole does almost nothing. Shrinks may follow each other sample by sample while
  * the same window still says so, so a burst's workers are gone soon after it, not one per window.
+ *
+ * Promote: a worker running SCHED_IDLE (pool.worker_policy) is replaced by a normal one when its
+ * thread was starved of a core (ingest-pool.ts says when a sample is) in every sample over
+ * `growAfterMs`: a few starved samples at the start of a load are the daemon's own start, not a
+ * neighbour. Work that waits behind a lowered worker that is not starved is work, not policy: a
+ * normal worker would be no faster, so that grows the pool as before. Where the kernel keeps no
+ * record of a thread's waits, what would grow the pool (sustained waiting, a refusal) replaces the
+ * lowered worker instead, whatever the pool's size, before any worker is added.
  */
 
 export interface ScaleSample {
@@ -36,7 +44,13 @@ export interface ScalePolicyOptions {
   shrinkAfterMs: number;
 }
 
-export type ScaleDecision = 'grow' | 'shrink' | undefined;
+export type ScaleDecision = 'grow' | 'shrink' | 'promote' | undefined;
+
+/** the pool's SCHED_IDLE workers in the sample: any at all, and whether one was starved of a core (undefined: unknown here) */
+export interface LoweredWorkers {
+  lowered: boolean;
+  starved: boolean | undefined;
+}
 
 /** a sample counts towards growing when work waited at least this share of it */
 const GROW_BACKLOG_SHARE = 0.5;
@@ -50,11 +64,14 @@ export class ScalePolicy {
   private sinceGrowMs = 0;
   /** ms of consecutive backlogged samples since the last grow */
   private streakMs = 0;
+  /** ms of consecutive samples in which a lowered worker was starved */
+  private starvedMs = 0;
 
   constructor(private readonly o: ScalePolicyOptions) {}
 
   /** One sample; `workers` is the size now, `starting` true while an added worker is not ready. */
-  decide(s: ScaleSample, workers: number, starting: boolean): ScaleDecision {
+  decide(s: ScaleSample, workers: number, starting: boolean, idle: LoweredWorkers = { lowered: false, starved: false }): ScaleDecision {
+    this.starvedMs = idle.lowered && idle.starved ? this.starvedMs + s.ms : 0;
     this.samples.push(s);
     this.sinceGrowMs += s.ms;
     this.streakMs = s.ms > 0 && s.backlogMs >= s.ms * GROW_BACKLOG_SHARE ? this.streakMs + s.ms : 0;
@@ -62,9 +79,17 @@ export class ScalePolicy {
     if (starting) {
       // what waited while a worker loads says nothing about the pool with it: measure again after
       this.streakMs = 0;
+      this.starvedMs = 0;
       return undefined;
     }
-    if (workers < this.o.max && (this.streakMs >= this.o.growAfterMs || (s.shed ?? 0) > 0)) {
+    const waiting = this.streakMs >= this.o.growAfterMs || (s.shed ?? 0) > 0;
+    if (idle.lowered && (idle.starved === undefined ? waiting : this.starvedMs >= this.o.growAfterMs)) {
+      this.sinceGrowMs = 0;
+      this.streakMs = 0;
+      this.starvedMs = 0;
+      return 'promote';
+    }
+    if (workers < this.o.max && waiting) {
       this.sinceGrowMs = 0;
       this.streakMs = 0;
       return 'grow';

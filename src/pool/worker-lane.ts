@@ -20,6 +20,11 @@ export interface LaneOptions {
   /** once per thread, from its first result: the priority its start left it at */
   onPriority?: (p: ThreadPriority) => void;
   /**
+   * the thread runs SCHED_IDLE once warm, while it keeps up (pool.worker_policy; the pool lowers
+   * it, ingest-pool.ts): set on the workers kept when quiet, never on those added under load
+   */
+  idle?: boolean;
+  /**
    * no thread until the first task: an idle daemon holds no ingest thread at all (its ~20 MB of
    * RSS), and the first batch after idle waits for one to load (tens of ms)
    */
@@ -45,6 +50,12 @@ export class WorkerLane {
   private waitSince = 0;
   /** the thread's priority, as its first result reported it (undefined before its first task) */
   priority: ThreadPriority | undefined;
+  /** to be lowered to SCHED_IDLE once warm (LaneOptions.idle) */
+  readonly idleCandidate: boolean;
+  /** the thread id put at SCHED_IDLE (a thread piscina replaced after a crash is a new one, normal) */
+  loweredTid: number | undefined;
+  /** the lowered thread's time on a core, and this lane's busy time (ms), when the pool last looked (ingest-pool.ts: starvation) */
+  sched: { runMs: number; busyMs: number } | undefined;
 
   constructor(
     readonly id: number,
@@ -52,6 +63,7 @@ export class WorkerLane {
     ready: boolean,
   ) {
     this.ready = ready;
+    this.idleCandidate = o.idle === true;
     this.piscina = new Piscina({
       filename: o.filename,
       minThreads: o.lazy ? 0 : 1,
@@ -126,6 +138,17 @@ export class WorkerLane {
   /** ms this lane has held at least one task, the stretch under way included */
   busyTotalMs(now: number): number {
     return this.busyMs + (this.inflight > 0 ? now - this.busySince : 0);
+  }
+
+  /** the kernel id of the lane's thread, once its first result said it (Linux) */
+  get tid(): number | undefined {
+    const p = this.priority;
+    return p && 'tid' in p ? p.tid : undefined;
+  }
+
+  /** the thread runs SCHED_IDLE now: lowered, and not replaced since */
+  get lowered(): boolean {
+    return this.loweredTid !== undefined && this.loweredTid === this.tid;
   }
 
   /** thread ids alive in this lane (a crashed one is gone from it at once) */

@@ -8,7 +8,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SCHED_IDLE, threadPolicy } from '../../src/pool/helper-threads.js';
+import { SCHED_IDLE, threadPolicy } from '../../src/pool/thread-policy.js';
 import { cleanup, health, sandbox, startServer, type Sandbox } from '../helpers/bridge.js';
 import { freePort } from '../helpers/net.js';
 import { batch, logRecord, Producer } from '../helpers/producer.js';

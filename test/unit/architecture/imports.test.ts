@@ -58,7 +58,7 @@ const RULES: Rule[] = [
     why: 'the model room sees a triage context and a rule set, handed in: it reads no store and knows no tool, thread or socket' },
   { files: ['src/shm/', 'src/domain/', 'src/query/', 'src/pool/', 'src/transport/', 'src/clients/', 'src/sourcemaps/', 'src/pairing/', 'src/bridge/', 'workers/'], mayNotImport: ['src/model/'],
     why: 'only the tools (through the port) and the composition root reach a model: nothing on the ingest, read or edge path talks to a provider' },
-  { files: ['src/doctor/'], mayNotImport: ['src/transport/', 'src/pool/', 'src/shm/', 'src/query/', 'src/mcp/', 'workers/', 'src/app.ts', 'src/main.ts'], except: ['src/transport/uws.ts', 'src/pool/malloc-trim.ts', 'src/pool/helper-threads.ts'],
+  { files: ['src/doctor/'], mayNotImport: ['src/transport/', 'src/pool/', 'src/shm/', 'src/query/', 'src/mcp/', 'workers/', 'src/app.ts', 'src/main.ts'], except: ['src/transport/uws.ts', 'src/pool/malloc-trim.ts', 'src/pool/thread-policy.ts'],
     why: 'the doctor looks from outside, as a bridge does (probe, /health, files); it loads the native binaries (uWS, malloc_trim, thread-policy) only to prove they load' },
 ];
 

@@ -6,7 +6,8 @@
 import { existsSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
-import { idleHelperThreads, SCHED_IDLE, threadPolicy, threadPolicySupport } from '../../../src/pool/helper-threads.js';
+import { idleHelperThreads } from '../../../src/pool/helper-threads.js';
+import { SCHED_IDLE, threadPolicy, threadPolicySupport } from '../../../src/pool/thread-policy.js';
 import { ownThreadId } from '../../../src/pool/thread-priority.js';
 import { threadIds } from '../../../src/pool/thread-ids.js';
 

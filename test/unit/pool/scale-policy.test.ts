@@ -94,4 +94,49 @@ describe('ScalePolicy', () => {
     // once the refusal has left the window, idle shrinks as before
     expect(feed(p, Array.from({ length: 13 }, () => idle()), 4)).toContain('shrink');
   });
+
+  describe('promote: a SCHED_IDLE worker that does not keep up (pool.worker_policy)', () => {
+    const lowered = { lowered: true, starved: false };
+    const starved = { lowered: true, starved: true };
+    const unknown = { lowered: true, starved: undefined };
+
+    it('a worker starved in every sample for grow_after_ms is replaced, at max and with nothing waiting too', () => {
+      const p = new ScalePolicy(opts);
+      expect(Array.from({ length: 5 }, () => p.decide(idle(), 4, false, starved))).toEqual([undefined, undefined, undefined, undefined, 'promote']);
+      const q = new ScalePolicy(opts);
+      expect(Array.from({ length: 5 }, () => q.decide(queued(), 1, false, starved)).at(-1)).toBe('promote');
+    });
+
+    it('a few starved samples (a load\'s first) are not enough: one that was not breaks the streak', () => {
+      const p = new ScalePolicy(opts);
+      const out = [starved, starved, starved, starved, lowered, starved, starved, starved, starved, lowered].map((w) => p.decide(idle(), 1, false, w));
+      expect(out.filter(Boolean)).toEqual([]);
+    });
+
+    it('work waiting behind a lowered worker that is not starved grows the pool as before, and never promotes', () => {
+      const p = new ScalePolicy(opts);
+      expect(Array.from({ length: 5 }, () => p.decide(queued(), 1, false, lowered))).toEqual([undefined, undefined, undefined, undefined, 'grow']);
+      const atMax = new ScalePolicy({ ...opts, max: 1 });
+      expect(Array.from({ length: 20 }, () => atMax.decide(queued(), 1, false, lowered)).filter(Boolean)).toEqual([]);
+      expect(new ScalePolicy({ ...opts, max: 1 }).decide({ ...idle(), shed: 1 }, 1, false, lowered)).toBeUndefined();
+    });
+
+    it('where the kernel keeps no record of waits, sustained waiting or a refusal replaces it, before any grow', () => {
+      const p = new ScalePolicy(opts);
+      expect(Array.from({ length: 5 }, () => p.decide(queued(), 1, false, unknown))).toEqual([undefined, undefined, undefined, undefined, 'promote']);
+      // the streak starts again: the replacement is measured before anything is added
+      expect(Array.from({ length: 5 }, () => p.decide(queued(), 1, false))).toEqual([undefined, undefined, undefined, undefined, 'grow']);
+      const atMax = new ScalePolicy({ ...opts, max: 1 });
+      expect(Array.from({ length: 5 }, () => atMax.decide(queued(), 1, false, unknown)).at(-1)).toBe('promote');
+      expect(new ScalePolicy(opts).decide({ ...idle(), shed: 1 }, 1, false, unknown)).toBe('promote');
+    });
+
+    it('none while a worker is starting (the streak starts again after), none without a lowered worker', () => {
+      const p = new ScalePolicy(opts);
+      expect(Array.from({ length: 5 }, () => p.decide(idle(), 1, true, starved)).filter(Boolean)).toEqual([]);
+      expect(Array.from({ length: 4 }, () => p.decide(idle(), 1, false, starved)).filter(Boolean)).toEqual([]);
+      expect(p.decide(idle(), 1, false, starved)).toBe('promote');
+      expect(Array.from({ length: 10 }, () => new ScalePolicy(opts).decide(idle(), 1, false, { lowered: false, starved: true })).filter(Boolean)).toEqual([]);
+    });
+  });
 });
